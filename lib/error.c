@@ -1,0 +1,25 @@
+/* error.c - words for every code libkmsg returns. */
+#include "kmsg.h"
+
+#include <string.h>
+
+const char *kmsg_strerror(int code)
+{
+	switch (code) {
+	case 0:              return "success";
+	case KMSG_ENOTLOG:   return "not a kmsg log file";
+	case KMSG_EVERSION:  return "log format version or feature not supported by this kmsg";
+	case KMSG_ECORRUPT:  return "log header is damaged or inconsistent with the file";
+	case KMSG_ETOOLONG:  return "message longer than the log's maximum record size";
+	case KMSG_EFIELD:    return "invalid field: keys are 1-64 characters of A-Z, 0-9 and _, starting with a letter, and all fields together at most 4096 bytes";
+	case KMSG_EPRIO:     return "facility or level out of range";
+	case KMSG_EBUSY:     return "log held by another live writer for too long";
+	case KMSG_ERDONLY:   return "log opened read-only";
+	case KMSG_ESEQ:      return "sequence number space of the log exhausted";
+	case KMSG_ESIZE:     return "log size out of range (4 KiB to 64 TiB, with room for at least two records of the maximum size)";
+	case KMSG_EINVAL:    return "invalid argument";
+	}
+	if (code < 0 && code > -4096)
+		return strerror(-code);
+	return "unknown error";
+}

@@ -1,0 +1,405 @@
+/*
+ * kmsg.h - the one public header of libkmsg.
+ *
+ * libkmsg keeps log records in a memory-mapped, fixed-size file ring in the
+ * manner of the Linux printk record buffer: variable-length records with a
+ * 64-bit sequence number, two timestamps, syslog facility and level, text and
+ * optional KEY=value fields.  Any number of processes append at once without a
+ * daemon; readers take no lock and need only read permission.  When space runs
+ * out the oldest whole records are evicted.  kmsg(5) describes the file and
+ * the guarantees; libkmsg(3) this interface.
+ *
+ * Conventions: every function that can fail returns an int, 0 (or a count) on
+ * success and a negative code on failure: either -errno from a system call, or
+ * one of the KMSG_E* codes below.  kmsg_strerror() turns any code into words.
+ * Output parameters come first.  The library never prints, never exits, never
+ * installs signal handlers and never reads the environment.
+ */
+#ifndef KMSG_H
+#define KMSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library is built with hidden visibility; what is declared here is its ABI. */
+#pragma GCC visibility push(default)
+
+#define KMSG_VERSION_STRING "0.1.0"
+
+/* Errors of libkmsg's own; system errors are returned as -errno. */
+enum {
+	KMSG_ENOTLOG   = -1000, /* the file is not a kmsg log (bad magic) */
+	KMSG_EVERSION  = -1001, /* a format version or feature this build lacks */
+	KMSG_ECORRUPT  = -1002, /* the header is damaged or lies about sizes */
+	KMSG_ETOOLONG  = -1003, /* text longer than the log's maximum */
+	KMSG_EFIELD    = -1004, /* a field key breaks the key rule, or fields too big */
+	KMSG_EPRIO     = -1005, /* facility or level out of range */
+	KMSG_EBUSY     = -1006, /* a live writer held the log past the wait bound */
+	KMSG_ERDONLY   = -1007, /* the log was opened for reading only */
+	KMSG_ESEQ      = -1008, /* the sequence or position space is exhausted */
+	KMSG_ESIZE     = -1009, /* a requested log size is out of range */
+	KMSG_EINVAL    = -1010, /* an argument is invalid (NULL, bad flag, ...) */
+};
+
+/* Returns a static English description of any code this library returns. */
+const char *kmsg_strerror(int code);
+
+/* ------------------------------------------------------------------ */
+/* Limits and defaults                                                 */
+
+#define KMSG_DEFAULT_SIZE      (1024u * 1024u) /* bytes, whole file */
+#define KMSG_MIN_SIZE          4096u
+#define KMSG_MAX_SIZE          (UINT64_C(1) << 46) /* 64 TiB */
+#define KMSG_DEFAULT_MAX_TEXT  1024u
+#define KMSG_MAX_TEXT_LIMIT    65535u
+#define KMSG_MAX_FIELDS_BYTES  4096u  /* all fields of one record together */
+#define KMSG_MAX_KEY           64u    /* bytes in one field key */
+#define KMSG_NFACILITIES       24     /* kern (0) .. local7 (23) */
+
+/* ------------------------------------------------------------------ */
+/* Opening and creating a log                                          */
+
+struct kmsg_log;
+
+/* Flags of kmsg_log_open(). */
+enum {
+	KMSG_OPEN_READ  = 0,      /* read only: needs read permission only */
+	KMSG_OPEN_WRITE = 1 << 0, /* read and append, clear */
+	KMSG_OPEN_SYNC  = 1 << 1, /* with WRITE: each append is on stable storage
+	                             before kmsg_log_append() returns */
+};
+
+#define KMSG_CREATE_OPTS_VERSION 1
+struct kmsg_create_opts {
+	unsigned version;   /* KMSG_CREATE_OPTS_VERSION */
+	uint64_t size;      /* whole file in bytes, KMSG_MIN_SIZE..KMSG_MAX_SIZE */
+	uint32_t max_text;  /* longest text of one record, 1..KMSG_MAX_TEXT_LIMIT */
+	mode_t mode;        /* permission bits of a new file (umask applies) */
+	uint64_t first_seq; /* sequence number of the first record, >= 1 */
+};
+#define KMSG_CREATE_OPTS_INIT \
+	{ KMSG_CREATE_OPTS_VERSION, KMSG_DEFAULT_SIZE, KMSG_DEFAULT_MAX_TEXT, 0640, 1 }
+
+/*
+ * Opens the log at path.  With KMSG_OPEN_WRITE it is opened for appending.
+ * The header is validated (magic, version, checksum, sizes against the file's
+ * real size); a file that is not a log, or whose header is damaged, is refused
+ * with KMSG_ENOTLOG, KMSG_EVERSION or KMSG_ECORRUPT.  *out is set only on
+ * success; close it with kmsg_log_close().
+ */
+int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags);
+
+/*
+ * Opens the log at path for writing, creating it first if it does not exist.
+ * A new file is built fully under a temporary name in the same directory,
+ * preallocated (a full disk fails here, never later), synced, and then linked
+ * into place, so no reader ever sees a half-made log and two racing creators
+ * end up sharing one file.  A symlink at path is never followed; an existing
+ * file is opened as with kmsg_log_open() and opts is ignored, except that
+ * it is refused when it is not a regular file or is owned by another user
+ * than the caller, unless the caller is root (-EPERM).  opts may be NULL for
+ * the defaults.  flags may add KMSG_OPEN_SYNC.
+ */
+int kmsg_log_create(struct kmsg_log **out, const char *path,
+		    const struct kmsg_create_opts *opts, unsigned flags);
+
+/* Unmaps and closes; NULL is accepted.  Records appended stay in the file. */
+void kmsg_log_close(struct kmsg_log *log);
+
+/* A snapshot of a log's state, as kmsg_log_stat() fills it. */
+struct kmsg_stat {
+	uint64_t file_size;     /* bytes */
+	uint64_t data_size;     /* bytes of the ring itself */
+	uint64_t used;          /* bytes the stored records occupy */
+	uint32_t max_text;
+	uint32_t format_version;
+	uint8_t ring_id[16];    /* random, made with the file */
+	int64_t created_ns;     /* CLOCK_REALTIME at creation */
+	uint64_t first_seq;     /* oldest stored record */
+	uint64_t next_seq;      /* the sequence number the next record gets */
+	uint64_t clear_seq;     /* records below it are cleared */
+	uint64_t evicted;       /* records evicted to make room, ever */
+	uint64_t damaged;       /* damaged records writers skipped, ever */
+	uint64_t takeovers;     /* times a dead writer's lock was taken over */
+};
+
+/* Fills *st from the shared header (no lock; values are a near snapshot). */
+int kmsg_log_stat(struct kmsg_stat *st, struct kmsg_log *log);
+
+/* ------------------------------------------------------------------ */
+/* Appending                                                           */
+
+struct kmsg_field {
+	const char *key;    /* 1..KMSG_MAX_KEY bytes of [A-Z0-9_], first A-Z */
+	size_t key_len;     /* 0: strlen(key) */
+	const char *value;  /* any bytes */
+	size_t value_len;
+};
+
+/* Flags of a record (struct kmsg_entry.flags and struct kmsg_record.flags). */
+enum {
+	KMSG_FRAGMENT = 1 << 0, /* the line continues in a later record of the
+	                           same caller */
+	KMSG_PARTIAL  = 1 << 1, /* (read side, joined lines only) the line was
+	                           never completed: its last fragment is shown */
+	KMSG_TIMES    = 1 << 2, /* (append side) use the entry's timestamps */
+};
+
+#define KMSG_ENTRY_VERSION 1
+struct kmsg_entry {
+	unsigned version;       /* KMSG_ENTRY_VERSION */
+	unsigned flags;         /* KMSG_FRAGMENT, KMSG_TIMES */
+	int facility;           /* 0..23 */
+	int level;              /* 0 (emerg) .. 7 (debug) */
+	const char *text;
+	size_t text_len;
+	const struct kmsg_field *fields;
+	size_t nfields;
+	uint32_t caller;        /* who continues a fragment; 0: the thread id */
+	uint32_t pid;           /* 0: the calling process */
+	int64_t real_ns;        /* with KMSG_TIMES: CLOCK_REALTIME in ns */
+	int64_t boot_ns;        /* with KMSG_TIMES: CLOCK_BOOTTIME in ns */
+};
+#define KMSG_ENTRY_INIT { KMSG_ENTRY_VERSION, 0, 1, 5, NULL, 0, NULL, 0, 0, 0, 0, 0 }
+
+/*
+ * Appends one record.  Either the whole record becomes visible or nothing
+ * does.  Text longer than the log's maximum is refused with KMSG_ETOOLONG,
+ * a bad key or too many field bytes with KMSG_EFIELD, a facility or level out
+ * of range with KMSG_EPRIO; nothing is written then.  On success *seq (if not
+ * NULL) gets the record's sequence number.  Waits for other writers at most
+ * the bound given in kmsg(5); a writer that died holding the log is taken
+ * over, a live one that holds it too long gives KMSG_EBUSY.
+ */
+int kmsg_log_append(uint64_t *seq, struct kmsg_log *log,
+		    const struct kmsg_entry *entry);
+
+/* Shorthand: one complete line of text at facility and level, now. */
+int kmsg_log_print(struct kmsg_log *log, int facility, int level,
+		   const char *text, size_t text_len);
+
+/*
+ * Marks every record below seq as cleared (as dmesg -C does for the kernel);
+ * readers that start at KMSG_SEEK_CLEARED skip them.  The mark only moves
+ * forward; seq beyond the next sequence number is clamped to it.  Sequence
+ * numbers are never reused.  Needs a log opened for writing.
+ */
+int kmsg_log_clear(struct kmsg_log *log, uint64_t seq);
+
+/* ------------------------------------------------------------------ */
+/* Reading                                                             */
+
+/*
+ * One record as a reader returns it.  The pointers point into the reader's
+ * own buffer and stay valid until the reader's next call.
+ */
+struct kmsg_record {
+	uint64_t seq;
+	int64_t real_ns;        /* CLOCK_REALTIME when written */
+	int64_t boot_ns;        /* CLOCK_BOOTTIME when written */
+	uint64_t boot_id;       /* first 8 bytes of the writer's boot id */
+	uint32_t pid;
+	uint32_t caller;
+	unsigned facility;
+	unsigned level;
+	unsigned flags;         /* KMSG_FRAGMENT, KMSG_PARTIAL */
+	const char *text;       /* not NUL-terminated; may hold any bytes */
+	size_t text_len;
+	const unsigned char *fields; /* walk with kmsg_field_next() */
+	size_t fields_len;
+	uint64_t lost;          /* records evicted unread just before this one */
+	uint64_t damaged;       /* damaged records skipped just before this one */
+};
+
+/*
+ * Walks the fields of a record: *pos starts at 0; each call stores the next
+ * field in *f and returns 1, or returns 0 at the end and KMSG_ECORRUPT if the
+ * field area is malformed (which a record that passed its checksum is not).
+ */
+int kmsg_field_next(struct kmsg_field *f, const struct kmsg_record *rec,
+		    size_t *pos);
+
+/* Returns 1 if key (len bytes) follows the key rule, else 0. */
+int kmsg_key_valid(const char *key, size_t len);
+
+struct kmsg_reader;
+
+/* Flags of kmsg_reader_new(). */
+enum {
+	KMSG_READER_JOIN = 1 << 0, /* return whole lines: fragments are joined
+	                              per caller (see kmsg_reader_next) */
+};
+
+/* A new reader of log, positioned at the oldest stored record. */
+int kmsg_reader_new(struct kmsg_reader **out, struct kmsg_log *log,
+		    unsigned flags);
+void kmsg_reader_free(struct kmsg_reader *r);
+
+enum kmsg_whence {
+	KMSG_SEEK_OLDEST,  /* the oldest stored record */
+	KMSG_SEEK_CLEARED, /* the oldest record not cleared */
+	KMSG_SEEK_END,     /* after the newest record: only new ones follow */
+};
+
+/* Moves the reader; pending fragments of a joining reader are dropped. */
+int kmsg_reader_seek(struct kmsg_reader *r, enum kmsg_whence whence);
+
+/*
+ * Moves the reader to the first stored record whose sequence number is
+ * >= seq (the oldest one if seq is older, the end if it is newer).
+ */
+int kmsg_reader_seek_seq(struct kmsg_reader *r, uint64_t seq);
+
+/*
+ * Moves the reader to the first stored record written at or after real_ns
+ * (CLOCK_REALTIME).  It bisects by position, in O(log n) record reads, which
+ * is exact when records are in time order, as appends from the clock are;
+ * imported records with older timestamps may be passed over.
+ */
+int kmsg_reader_seek_time(struct kmsg_reader *r, int64_t real_ns);
+
+/*
+ * Returns the next record: 1 and *rec filled, 0 if there is none yet, or a
+ * negative code.  A reader overtaken by writers continues at the oldest
+ * record and reports how many it lost in rec->lost; damaged records are
+ * skipped and counted in rec->damaged.  Never blocks and never writes.
+ *
+ * A joining reader holds back fragments until their caller's line is
+ * complete and returns the joined line, with the sequence number and times
+ * of its first fragment; a line never mixes two callers' text.  Use
+ * kmsg_reader_flush() to have incomplete lines returned too.
+ */
+int kmsg_reader_next(struct kmsg_reader *r, struct kmsg_record *rec);
+
+/*
+ * For a joining reader: from now on kmsg_reader_next() also returns the
+ * pending incomplete lines whose first fragment was written before
+ * older_than_real_ns (INT64_MAX: all of them), marked KMSG_PARTIAL.
+ */
+void kmsg_reader_flush(struct kmsg_reader *r, int64_t older_than_real_ns);
+
+/* The sequence number the reader will return next (or expects next). */
+uint64_t kmsg_reader_position(const struct kmsg_reader *r);
+
+/*
+ * Blocks until a record newer than the reader's position exists, or
+ * timeout_ms passes (-1: no limit).  Returns 1 when there is something to
+ * read, 0 on timeout, -EINTR if a signal arrived.  Writers wake waiters
+ * through a futex in the shared mapping, so the wake-up takes microseconds.
+ */
+int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms);
+
+/* ------------------------------------------------------------------ */
+/* Priorities                                                          */
+
+/*
+ * Facility and level names as syslog(3), logger(1) and dmesg(1) spell them:
+ * facilities kern user mail daemon auth syslog lpr news uucp cron authpriv
+ * ftp res0..res3 (12..15) local0..local7; levels emerg alert crit err warning
+ * notice info debug.  The *_name functions return NULL out of range.
+ */
+const char *kmsg_facility_name(unsigned facility);
+const char *kmsg_level_name(unsigned level);
+
+/*
+ * Parses one facility or level: a name (case-insensitive, with logger's
+ * synonyms: security = auth, panic = emerg, error = err, warn = warning)
+ * or a decimal number in range.  Returns the value or KMSG_EPRIO.
+ */
+int kmsg_facility_parse(const char *s, size_t len);
+int kmsg_level_parse(const char *s, size_t len);
+
+/*
+ * Parses a priority as logger -p takes it: "facility.level", or "level"
+ * alone (facility user), or a number N = facility * 8 + level.  Stores the
+ * parts and returns 0, or KMSG_EPRIO naming nothing written.  kern is
+ * returned as 0; whether to accept it is the caller's choice.
+ */
+int kmsg_prio_parse(int *facility, int *level, const char *s);
+
+/*
+ * If text starts with a "<N>" prefix (N decimal, 0..191), stores its
+ * facility and level, returns the prefix length; returns 0 when there is
+ * no valid prefix (the text is then a message of its own).
+ */
+size_t kmsg_prio_prefix(int *facility, int *level, const char *text,
+			size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Rendering records as text (dmesg's formats)                         */
+
+enum kmsg_time_format {
+	KMSG_TIME_MONO,    /* [%5ld.%06ld] seconds since boot (dmesg default) */
+	KMSG_TIME_RELTIME, /* Linus's mixed absolute/relative format (-e) */
+	KMSG_TIME_CTIME,   /* [Sun May 12 11:27:01 2024] (-T) */
+	KMSG_TIME_DELTA,   /* [<    5.077527>] (--time-format delta, -t -d) */
+	KMSG_TIME_NOTIME,  /* nothing (-t) */
+	KMSG_TIME_ISO,     /* 2024-05-12T11:27:01,234567+00:00 */
+	KMSG_TIME_RAW,     /* -r: <N>[%5ld.%06ld] */
+};
+
+enum kmsg_output {
+	KMSG_OUT_SHORT, /* dmesg's text lines */
+	KMSG_OUT_JSON,  /* {"dmesg":[{"pri":N,"time":T,"msg":"..."},...]} */
+	KMSG_OUT_KMSG,  /* /dev/kmsg: prio,seq,ts_usec,flags;text + " K=V" */
+};
+
+enum {
+	KMSG_FMT_DECODE   = 1 << 0, /* -x: "%-6s:%-6s: " facility:level */
+	KMSG_FMT_SHOWDELTA= 1 << 1, /* -d: add <delta> to MONO and NOTIME */
+	KMSG_FMT_COLOR    = 1 << 2, /* dmesg's colours */
+	KMSG_FMT_NOESCAPE = 1 << 3, /* pass text bytes through unescaped */
+	KMSG_FMT_FIELDS   = 1 << 4, /* short output: fields on lines below */
+};
+
+#define KMSG_FMT_OPTS_VERSION 1
+struct kmsg_fmt_opts {
+	unsigned version;              /* KMSG_FMT_OPTS_VERSION */
+	enum kmsg_output output;
+	enum kmsg_time_format time;
+	unsigned flags;                /* KMSG_FMT_* */
+};
+#define KMSG_FMT_OPTS_INIT \
+	{ KMSG_FMT_OPTS_VERSION, KMSG_OUT_SHORT, KMSG_TIME_MONO, 0 }
+
+struct kmsg_fmt;
+
+/* A renderer; it keeps the state deltas and reltime need between records. */
+int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts);
+void kmsg_fmt_free(struct kmsg_fmt *f);
+
+/*
+ * Renders one record, newline included, into the renderer's buffer: *out
+ * points at it until the next call.  Returns the length or -ENOMEM.
+ * Times are taken from the record: boot_ns for since-boot times and deltas,
+ * real_ns for reltime, ctime and iso (local time zone, as localtime(3)).
+ * Non-printable bytes and invalid UTF-8 are written as \xNN unless
+ * KMSG_FMT_NOESCAPE.  For JSON the first call also emits the opening and
+ * kmsg_fmt_end() the closing text.
+ */
+int kmsg_fmt_record(const char **out, struct kmsg_fmt *f,
+		    const struct kmsg_record *rec);
+int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
+
+/*
+ * Parses one line of dmesg raw text ("<N>[ seconds.micros] text", as
+ * dmesg -r prints; the "<N>" and the time are each optional) into *rec,
+ * whose text points into line.  boot_ns is the time given, real_ns is
+ * boot_real_ns + boot_ns (pass the machine's boot time, as dmesg -F does).
+ * Returns 1 for a record, 0 for a line that holds none (empty), or
+ * KMSG_EINVAL.
+ */
+int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
+		     int64_t boot_real_ns);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KMSG_H */

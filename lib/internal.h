@@ -1,0 +1,163 @@
+/*
+ * internal.h - the file layout and the state shared by libkmsg's sources.
+ * The overview of the ring (states, steps, ordering) is at the top of
+ * ring.c; kmsg(5) describes the same layout for users.
+ */
+#ifndef KMSG_INTERNAL_H
+#define KMSG_INTERNAL_H
+
+#include "kmsg.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+/* The file is little-endian and its words are used in place as atomics. */
+#error "libkmsg supports little-endian hosts only"
+#endif
+
+/* ---- the header: 256 bytes at offset 0, a copy of bytes 0..127 at the end */
+
+#define KMSG_MAGIC          "KMSGRNG\x1a"
+#define KMSG_FORMAT_VERSION 1u
+#define HDR_SIZE            256u
+#define HDR_STATIC          128u  /* bytes 0..127: written once, checksummed */
+#define HDR_CRC_OFF         124u
+
+struct kmsg_hdr {
+	/* static part, bytes 0..127 */
+	char magic[8];              /*   0 */
+	uint32_t version;           /*   8 */
+	uint32_t header_size;       /*  12 */
+	uint32_t incompat;          /*  16 features a reader must know */
+	uint32_t compat;            /*  20 features it may ignore */
+	uint64_t file_size;         /*  24 */
+	uint64_t data_off;          /*  32 */
+	uint64_t data_size;         /*  40 */
+	uint32_t max_text;          /*  48 */
+	uint32_t max_fields;        /*  52 */
+	uint8_t ring_id[16];        /*  56 */
+	int64_t created_ns;         /*  72 */
+	uint64_t first_seq;         /*  80 sequence number of the very first record */
+	uint8_t reserved0[36];      /*  88 */
+	uint32_t header_crc;        /* 124 crc32c of bytes 0..123 */
+
+	/* dynamic part, bytes 128..255: changed in place, validated on use */
+	_Atomic uint64_t lock;      /* 128 id of the writer appending, 0 if none */
+	_Atomic uint64_t head;      /* 136 position of the oldest stored record */
+	_Atomic uint64_t tail;      /* 144 position after the newest: publication */
+	_Atomic uint64_t next_seq;  /* 152 */
+	_Atomic uint64_t clear_seq; /* 160 */
+	_Atomic uint64_t writer_ids;/* 168 last writer id handed out */
+	_Atomic uint64_t evicted;   /* 176 */
+	_Atomic uint64_t damaged;   /* 184 */
+	_Atomic uint32_t wake;      /* 192 futex word: bumped when followers wait */
+	uint32_t pad0;              /* 196 */
+	_Atomic uint64_t takeovers; /* 200 */
+	_Atomic uint64_t boot_id;   /* 208 boot of the last writer that opened */
+	uint8_t reserved1[40];      /* 216 */
+};
+_Static_assert(sizeof(struct kmsg_hdr) == HDR_SIZE, "header layout");
+
+/* ---- records: 64-byte header, text, fields, zero padding to 8 ---------- */
+
+#define REC_HDR    64u
+#define REC_MAGIC  0x6b4du
+#define REC_ALIGN  8u
+
+/* Record flags in the file; the first two are KMSG_FRAGMENT's and PARTIAL's. */
+#define REC_FRAGMENT 0x01u
+#define REC_PAD      0x80u  /* fills the space to the end of the ring */
+#define REC_FLAGS_KNOWN (REC_FRAGMENT | REC_PAD)
+
+struct rec_hdr {
+	uint32_t len;        /*  0 whole record, a multiple of 8 */
+	uint32_t crc;        /*  4 see rec_crc() */
+	uint64_t seq;        /*  8 stored last: the commit */
+	uint64_t pos;        /* 16 logical position the record was written at */
+	int64_t real_ns;     /* 24 */
+	int64_t boot_ns;     /* 32 */
+	uint64_t boot_id;    /* 40 */
+	uint32_t pid;        /* 48 */
+	uint32_t caller;     /* 52 */
+	uint16_t text_len;   /* 56 */
+	uint16_t fields_len; /* 58 */
+	uint8_t prio;        /* 60 facility << 3 | level */
+	uint8_t flags;       /* 61 */
+	uint16_t magic;      /* 62 REC_MAGIC */
+};
+_Static_assert(sizeof(struct rec_hdr) == REC_HDR, "record layout");
+
+static inline uint64_t rec_size(size_t text_len, size_t fields_len)
+{
+	return (REC_HDR + text_len + fields_len + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
+}
+
+/*
+ * The checksum of a record: crc32c over bytes 24..len (times, identity,
+ * lengths and payload), then over seq and pos (bytes 8..23), then over len.
+ * That order lets a writer checksum the payload before it knows its
+ * sequence number and position, and finish in two instructions under the
+ * lock.
+ */
+uint32_t rec_crc_body(const void *rec, uint32_t payload_end);
+uint32_t rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t len);
+
+/* Byte offsets beyond the file's end used for OFD locks (never data). */
+#define LOCK_WRITER_BASE (UINT64_C(1) << 62)
+#define LOCK_WRITER_MASK ((UINT64_C(1) << 40) - 1)
+#define LOCK_FOLLOWER    (UINT64_C(1) << 61)
+
+/* How often a writer looks for followers, and the reader's matching wait. */
+#define FOLLOWER_PROBE_NS   (10 * 1000 * 1000)
+
+struct kmsg_log {
+	int fd;
+	unsigned flags;           /* KMSG_OPEN_* */
+	unsigned char *map;
+	uint64_t map_size;
+	struct kmsg_hdr *hdr;
+	unsigned char *data;
+	uint64_t data_size;
+	uint32_t max_text;
+	uint64_t max_rec;         /* largest record the ring takes */
+	uint64_t boot_id;
+	uint32_t pid;
+
+	/* writers */
+	uint64_t writer_id;
+	unsigned fork_gen;        /* fork generation the registration is of */
+	int64_t next_probe_ns;    /* when to look for followers again */
+	int followers;            /* a follower was seen at the last probe */
+	int64_t lock_wait_ns;     /* the bound of a wait for a live writer */
+
+	/* readers */
+	int follower_registered;
+	int64_t follower_since_ns;
+};
+
+/* log.c */
+int log_register_writer(struct kmsg_log *log);
+int log_owner_alive(struct kmsg_log *log, uint64_t writer_id);
+int64_t clock_ns(int clock);
+
+/* ring.c */
+int ring_lock(struct kmsg_log *log);
+void ring_unlock(struct kmsg_log *log);
+void ring_recover_locked(struct kmsg_log *log);
+/*
+ * Checks the record at logical position pos as it lies in the mapping
+ * (racing writers are the caller's business): returns its length if it is
+ * a whole, valid record (or pad) written at pos, 0 otherwise.
+ */
+uint64_t ring_check_record(const struct kmsg_log *log, uint64_t pos,
+			   const unsigned char *copy);
+/* Position after an implicit wrap: the end of a lap has no room for a header. */
+static inline uint64_t ring_norm(const struct kmsg_log *log, uint64_t pos)
+{
+	uint64_t phys = pos % log->data_size;
+	return log->data_size - phys < REC_HDR ? pos + (log->data_size - phys) : pos;
+}
+
+#endif

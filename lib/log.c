@@ -1,0 +1,561 @@
+/*
+ * log.c - creating, opening, validating and closing a log file, and the
+ * writer registration that lets writers tell a dead lock holder from a
+ * live one.  The ring itself (append, recovery) is in ring.c, reading in
+ * reader.c.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+#include "crc32c.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BACKUP_SIZE HDR_STATIC
+
+int64_t clock_ns(int clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The first 8 bytes of this boot's random id, 0 if the kernel has none. */
+static uint64_t read_boot_id(void)
+{
+	char buf[64];
+	uint64_t id = 0;
+	int n = 0;
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	for (ssize_t i = 0; i < len && n < 16; i++) {
+		int c = buf[i], v;
+		if (c >= '0' && c <= '9')
+			v = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v = c - 'a' + 10;
+		else
+			continue;
+		id = id << 4 | (uint64_t)v;
+		n++;
+	}
+	return id;
+}
+
+/*
+ * fork() copies a handle's registration into the child, where it would
+ * claim the parent's writer id.  The child's handles notice the bumped
+ * generation on their next append and register afresh.
+ */
+static _Atomic unsigned fork_gen;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static __thread uint32_t tid_cache;  /* gettid() is a system call */
+
+static void on_fork_child(void)
+{
+	atomic_fetch_add(&fork_gen, 1);
+	tid_cache = 0;
+}
+
+uint32_t log_tid(void)
+{
+	if (!tid_cache)
+		tid_cache = (uint32_t)gettid();
+	return tid_cache;
+}
+static void install_atfork(void) { pthread_atfork(NULL, NULL, on_fork_child); }
+
+static int ofd_lock(int fd, int cmd, short type, uint64_t off, struct flock *out)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
+			    .l_start = (off_t)off, .l_len = 1 };
+	if (fcntl(fd, cmd, &fl) < 0)
+		return -errno;
+	if (out)
+		*out = fl;
+	return 0;
+}
+
+/*
+ * Gives the handle a writer id no live writer has, and holds an OFD lock
+ * on the byte LOCK_WRITER_BASE + id while the handle is open.  The kernel
+ * drops that lock when the process dies (or the machine reboots), which is
+ * how another writer learns that the holder of the append lock is gone:
+ * it works across PID namespaces, needs no PID, and leaves nothing in the
+ * file to go stale.
+ */
+int log_register_writer(struct kmsg_log *log)
+{
+	pthread_once(&atfork_once, install_atfork);
+	if (log->writer_id) {
+		/* A forked child: get an open file description of its own,
+		 * so the parent's lock is not taken for ours. */
+		char self[64];
+		int fd;
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", log->fd);
+		fd = open(self, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		close(log->fd);
+		log->fd = fd;
+		log->follower_registered = 0;
+	}
+	for (int tries = 0; tries < 64; tries++) {
+		uint64_t id = atomic_fetch_add(&log->hdr->writer_ids, 1) + 1;
+		int r;
+		if ((id & LOCK_WRITER_MASK) == 0)
+			continue;
+		r = ofd_lock(log->fd, F_OFD_SETLK, F_WRLCK,
+			     LOCK_WRITER_BASE + (id & LOCK_WRITER_MASK), NULL);
+		if (r == 0) {
+			log->writer_id = id;
+			log->fork_gen = atomic_load(&fork_gen);
+			log->pid = (uint32_t)getpid();
+			return 0;
+		}
+		if (r != -EAGAIN && r != -EACCES)
+			return r;
+	}
+	return KMSG_EBUSY;
+}
+
+unsigned log_fork_gen(void)
+{
+	return atomic_load_explicit(&fork_gen, memory_order_relaxed);
+}
+
+/* 1 if the writer with this id still has its log open, 0 if it is gone. */
+int log_owner_alive(struct kmsg_log *log, uint64_t writer_id)
+{
+	struct flock fl = { .l_type = F_WRLCK };
+	if (ofd_lock(log->fd, F_OFD_GETLK, F_WRLCK,
+		     LOCK_WRITER_BASE + (writer_id & LOCK_WRITER_MASK), &fl) < 0)
+		return 1; /* cannot tell: assume alive, the wait bound still holds */
+	return fl.l_type != F_UNLCK;
+}
+
+/* 1 if some reader is registered as a follower of the log. */
+int log_followers_present(struct kmsg_log *log)
+{
+	struct flock fl = { .l_type = F_WRLCK };
+	if (log->follower_registered)
+		return 1;
+	if (ofd_lock(log->fd, F_OFD_GETLK, F_WRLCK, LOCK_FOLLOWER, &fl) < 0)
+		return 1;
+	return fl.l_type != F_UNLCK;
+}
+
+int log_register_follower(struct kmsg_log *log)
+{
+	int r;
+	if (log->follower_registered)
+		return 0;
+	r = ofd_lock(log->fd, F_OFD_SETLK, F_RDLCK, LOCK_FOLLOWER, NULL);
+	if (r < 0)
+		return r;
+	log->follower_registered = 1;
+	log->follower_since_ns = clock_ns(CLOCK_MONOTONIC);
+	return 0;
+}
+
+static uint32_t static_crc(const void *hdr)
+{
+	return crc32c_extend(0, hdr, HDR_CRC_OFF);
+}
+
+/*
+ * Checks a static header (primary or backup copy) against the file size.
+ * Returns 0, KMSG_ENOTLOG, KMSG_EVERSION or KMSG_ECORRUPT.
+ */
+static int check_static(const struct kmsg_hdr *h, uint64_t st_size)
+{
+	uint64_t max_rec;
+
+	if (memcmp(h->magic, KMSG_MAGIC, 8) != 0)
+		return KMSG_ENOTLOG;
+	if (static_crc(h) != h->header_crc)
+		return KMSG_ECORRUPT;
+	if (h->version != KMSG_FORMAT_VERSION || h->incompat != 0)
+		return KMSG_EVERSION;
+	if (h->header_size != HDR_SIZE || h->data_off != HDR_SIZE)
+		return KMSG_ECORRUPT;
+	if (h->file_size != st_size || h->file_size < KMSG_MIN_SIZE ||
+	    h->file_size > KMSG_MAX_SIZE || h->file_size % 4096)
+		return KMSG_ECORRUPT;
+	if (h->data_size != h->file_size - HDR_SIZE - BACKUP_SIZE)
+		return KMSG_ECORRUPT;
+	if (h->max_text < 1 || h->max_text > KMSG_MAX_TEXT_LIMIT ||
+	    h->max_fields != KMSG_MAX_FIELDS_BYTES || h->first_seq == 0)
+		return KMSG_ECORRUPT;
+	max_rec = rec_size(h->max_text, 0);
+	if (max_rec > h->data_size / 2)
+		return KMSG_ECORRUPT;
+	return 0;
+}
+
+static int map_log(struct kmsg_log *log, uint64_t size)
+{
+	int prot = PROT_READ | (log->flags & KMSG_OPEN_WRITE ? PROT_WRITE : 0);
+	void *m = mmap(NULL, size, prot, MAP_SHARED, log->fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	log->map = m;
+	log->map_size = size;
+	log->hdr = m;
+	log->data = (unsigned char *)m + HDR_SIZE;
+	return 0;
+}
+
+/* Is the dynamic part of the header one a reader can work from? */
+static int dynamic_sane(const struct kmsg_log *log)
+{
+	const struct kmsg_hdr *h = log->hdr;
+	uint64_t head = atomic_load(&h->head), tail = atomic_load(&h->tail);
+	uint64_t next = atomic_load(&h->next_seq);
+
+	return head <= tail && tail - head <= log->data_size &&
+	       head % REC_ALIGN == 0 && tail % REC_ALIGN == 0 &&
+	       tail < (UINT64_C(1) << 62) && next >= h->first_seq;
+}
+
+/*
+ * Rebuilds head, tail and next_seq from the records themselves, for a
+ * header that was lost or is inconsistent (a power cut that wrote back the
+ * data but not the header page, or the reverse).  Each record carries the
+ * position it was written at, so one pass over the data finds the newest
+ * run of valid records.  Called with the append lock held.
+ */
+static void rebuild_dynamic(struct kmsg_log *log)
+{
+	struct kmsg_hdr *h = log->hdr;
+	uint64_t best_seq = 0, best_end = 0, found = 0;
+
+	for (uint64_t phys = 0; phys + REC_HDR <= log->data_size; phys += REC_ALIGN) {
+		const struct rec_hdr *r = (const void *)(log->data + phys);
+		uint64_t len;
+		if (r->magic != REC_MAGIC || r->pos % log->data_size != phys)
+			continue;
+		len = ring_check_record(log, r->pos, NULL);
+		if (!len || (r->flags & REC_PAD))
+			continue;
+		if (!found || r->seq > best_seq) {
+			best_seq = r->seq;
+			best_end = r->pos + len;
+		}
+		found = 1;
+		phys += len - REC_ALIGN;
+	}
+	if (!found) {
+		uint64_t next = atomic_load(&h->next_seq);
+		atomic_store(&h->head, 0);
+		atomic_store(&h->tail, 0);
+		if (next < h->first_seq)
+			atomic_store(&h->next_seq, h->first_seq);
+		return;
+	}
+	/* The oldest position still in the same lap window as the newest. */
+	uint64_t head = best_end > log->data_size ? best_end - log->data_size : 0;
+	head = (head + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
+	atomic_store(&h->tail, best_end);
+	atomic_store(&h->head, head);
+	if (atomic_load(&h->next_seq) <= best_seq)
+		atomic_store(&h->next_seq, best_seq + 1);
+	if (atomic_load(&h->clear_seq) > best_seq + 1)
+		atomic_store(&h->clear_seq, best_seq + 1);
+}
+
+static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
+{
+	struct kmsg_log *log;
+	struct stat st;
+	struct kmsg_hdr primary, backup;
+	int r, r2, use_backup = 0;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return KMSG_ENOTLOG;
+	if ((uint64_t)st.st_size < KMSG_MIN_SIZE) {
+		/* Tell an empty or foreign small file from a cut-short log. */
+		char m[8];
+		return pread(fd, m, 8, 0) == 8 && !memcmp(m, KMSG_MAGIC, 8)
+			? KMSG_ECORRUPT : KMSG_ENOTLOG;
+	}
+	if (pread(fd, &primary, HDR_STATIC, 0) != HDR_STATIC)
+		return -EIO;
+	r = check_static(&primary, (uint64_t)st.st_size);
+	if (r) {
+		/* The first page may be the one a power cut zeroed or tore. */
+		if (pread(fd, &backup, BACKUP_SIZE, st.st_size - BACKUP_SIZE) != BACKUP_SIZE)
+			return -EIO;
+		r2 = check_static(&backup, (uint64_t)st.st_size);
+		if (r2 == 0)
+			use_backup = 1;
+		else
+			return r == KMSG_ENOTLOG ? r2 : r;
+	}
+
+	log = calloc(1, sizeof(*log));
+	if (!log)
+		return -ENOMEM;
+	log->fd = fd;
+	log->flags = flags;
+	r = map_log(log, (uint64_t)st.st_size);
+	if (r < 0) {
+		free(log);
+		return r;
+	}
+	{
+		const struct kmsg_hdr *s = use_backup ? &backup : &primary;
+		log->data_size = s->data_size;
+		log->max_text = s->max_text;
+		log->max_rec = log->data_size / 2;
+	}
+	log->boot_id = read_boot_id();
+	log->pid = (uint32_t)getpid();
+	log->lock_wait_ns = INT64_C(1000) * 1000 * 1000;
+
+	if (flags & KMSG_OPEN_WRITE) {
+		int repair = use_backup;
+		if (use_backup)
+			memcpy(log->map, &backup, HDR_STATIC);
+		r = log_register_writer(log);
+		if (r < 0)
+			goto fail;
+		r = ring_lock(log);
+		if (r < 0)
+			goto fail;
+		if (repair || !dynamic_sane(log))
+			rebuild_dynamic(log);
+		if (atomic_load(&log->hdr->boot_id) != log->boot_id) {
+			/* First writer of this boot: a crash may have left
+			 * committed records beyond the stored tail. */
+			ring_recover_locked(log);
+			atomic_store(&log->hdr->boot_id, log->boot_id);
+		}
+		ring_unlock(log);
+	} else if (use_backup || !dynamic_sane(log)) {
+		/* A reader cannot repair the file; it reads what the
+		 * records say once a writer has rebuilt the header. */
+		r = use_backup ? KMSG_ECORRUPT : 0;
+		if (r)
+			goto fail;
+	}
+	*out = log;
+	return 0;
+fail:
+	munmap(log->map, log->map_size);
+	free(log);
+	return r;
+}
+
+int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags)
+{
+	int fd, r;
+
+	if (!out || !path || (flags & ~(unsigned)(KMSG_OPEN_WRITE | KMSG_OPEN_SYNC)))
+		return KMSG_EINVAL;
+	fd = open(path, (flags & KMSG_OPEN_WRITE ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = open_fd(out, fd, flags);
+	if (r < 0)
+		close(fd);
+	return r;
+}
+
+/* Fills a fresh static header and the initial dynamic state. */
+static void init_header(struct kmsg_hdr *h, const struct kmsg_create_opts *o)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, KMSG_MAGIC, 8);
+	h->version = KMSG_FORMAT_VERSION;
+	h->header_size = HDR_SIZE;
+	h->file_size = o->size;
+	h->data_off = HDR_SIZE;
+	h->data_size = o->size - HDR_SIZE - BACKUP_SIZE;
+	h->max_text = o->max_text;
+	h->max_fields = KMSG_MAX_FIELDS_BYTES;
+	if (getrandom(h->ring_id, sizeof(h->ring_id), 0) != sizeof(h->ring_id)) {
+		/* No entropy source: the id needs only to tell logs apart. */
+		uint64_t t = (uint64_t)clock_ns(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 32);
+		memcpy(h->ring_id, &t, 8);
+	}
+	h->created_ns = clock_ns(CLOCK_REALTIME);
+	h->first_seq = o->first_seq;
+	h->header_crc = static_crc(h);
+	atomic_store(&h->next_seq, o->first_seq);
+	atomic_store(&h->clear_seq, o->first_seq);
+}
+
+static int check_opts(const struct kmsg_create_opts *o)
+{
+	if (o->version != KMSG_CREATE_OPTS_VERSION || o->first_seq == 0 ||
+	    o->first_seq > (UINT64_C(1) << 63))
+		return KMSG_EINVAL;
+	if (o->size < KMSG_MIN_SIZE || o->size > KMSG_MAX_SIZE || o->size % 4096)
+		return KMSG_ESIZE;
+	if (o->max_text < 1 || o->max_text > KMSG_MAX_TEXT_LIMIT)
+		return KMSG_ETOOLONG;
+	if (rec_size(o->max_text, 0) > (o->size - HDR_SIZE - BACKUP_SIZE) / 2)
+		return KMSG_ESIZE;
+	return 0;
+}
+
+/*
+ * Makes a complete log under a temporary name beside path; on success *fd
+ * is open on it and *tmp holds its name.
+ */
+static int build_new(int *fd, char *tmp, size_t tmpsz, const char *path,
+		     const struct kmsg_create_opts *o)
+{
+	struct kmsg_hdr h;
+	uint64_t rnd = 0;
+	int r;
+
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = (uint64_t)clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)getpid();
+	if ((size_t)snprintf(tmp, tmpsz, "%s.new-%016llx", path,
+			     (unsigned long long)rnd) >= tmpsz)
+		return -ENAMETOOLONG;
+	*fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		   o->mode & 07777);
+	if (*fd < 0)
+		return -errno;
+	r = posix_fallocate(*fd, 0, (off_t)o->size);
+	if (r) {
+		r = -r;
+		goto fail;
+	}
+	init_header(&h, o);
+	if (pwrite(*fd, &h, HDR_SIZE, 0) != HDR_SIZE ||
+	    pwrite(*fd, &h, BACKUP_SIZE, (off_t)(o->size - BACKUP_SIZE)) != BACKUP_SIZE ||
+	    fsync(*fd) < 0) {
+		r = errno ? -errno : -EIO;
+		goto fail;
+	}
+	return 0;
+fail:
+	close(*fd);
+	unlink(tmp);
+	return r;
+}
+
+/* An existing file at the log path must be a regular file of ours (or root's). */
+static int check_existing(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return KMSG_ENOTLOG;
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return -EPERM;
+	return 0;
+}
+
+int kmsg_log_create(struct kmsg_log **out, const char *path,
+		    const struct kmsg_create_opts *opts, unsigned flags)
+{
+	struct kmsg_create_opts defaults = KMSG_CREATE_OPTS_INIT;
+	const struct kmsg_create_opts *o = opts ? opts : &defaults;
+	char tmp[4096];
+	int fd, r;
+
+	if (!out || !path || (flags & ~(unsigned)(KMSG_OPEN_WRITE | KMSG_OPEN_SYNC)))
+		return KMSG_EINVAL;
+	flags |= KMSG_OPEN_WRITE;
+	r = check_opts(o);
+	if (r < 0)
+		return r;
+	for (int attempt = 0; attempt < 8; attempt++) {
+		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0) {
+			r = check_existing(fd);
+			if (r == 0)
+				r = open_fd(out, fd, flags);
+			if (r < 0)
+				close(fd);
+			return r;
+		}
+		if (errno != ENOENT)
+			return errno == ELOOP ? -ELOOP : -errno;
+		r = build_new(&fd, tmp, sizeof(tmp), path, o);
+		if (r < 0)
+			return r;
+		/* link() fails if another creator won the race: use theirs. */
+		if (link(tmp, path) == 0) {
+			unlink(tmp);
+			r = open_fd(out, fd, flags);
+			if (r < 0)
+				close(fd);
+			return r;
+		}
+		r = -errno;
+		close(fd);
+		unlink(tmp);
+		if (r != -EEXIST)
+			return r;
+	}
+	return -EEXIST;
+}
+
+void kmsg_log_close(struct kmsg_log *log)
+{
+	if (!log)
+		return;
+	munmap(log->map, log->map_size);
+	close(log->fd);  /* drops the writer and follower locks */
+	free(log);
+}
+
+int kmsg_log_stat(struct kmsg_stat *st, struct kmsg_log *log)
+{
+	const struct kmsg_hdr *h;
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	int n;
+
+	if (!st || !log)
+		return KMSG_EINVAL;
+	h = log->hdr;
+	memset(st, 0, sizeof(*st));
+	st->file_size = log->map_size;
+	st->data_size = log->data_size;
+	st->max_text = log->max_text;
+	st->format_version = h->version;
+	memcpy(st->ring_id, h->ring_id, sizeof(st->ring_id));
+	st->created_ns = h->created_ns;
+	st->next_seq = atomic_load(&h->next_seq);
+	st->clear_seq = atomic_load(&h->clear_seq);
+	st->evicted = atomic_load(&h->evicted);
+	st->damaged = atomic_load(&h->damaged);
+	st->takeovers = atomic_load(&h->takeovers);
+	{
+		uint64_t head = atomic_load(&h->head), tail = atomic_load(&h->tail);
+		st->used = tail >= head ? tail - head : 0;
+	}
+	/* The oldest record's number is in the record, not the header. */
+	st->first_seq = st->next_seq;
+	n = kmsg_reader_new(&r, log, 0);
+	if (n < 0)
+		return n;
+	n = kmsg_reader_next(r, &rec);
+	if (n == 1)
+		st->first_seq = rec.seq;
+	kmsg_reader_free(r);
+	return n < 0 ? n : 0;
+}

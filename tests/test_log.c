@@ -1,0 +1,267 @@
+/*
+ * test_log.c - creating and opening logs: sizes, safety of creation,
+ * validation of hostile files, read-only opening.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "crc32c.h"
+#include "testutil.h"
+
+TestSuite(log, .fini = tu_cleanup);
+
+static void write_file(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+}
+
+Test(log, create_default_size_and_reopen_keeps_records)
+{
+	struct kmsg_log *log;
+	struct kmsg_stat st;
+	struct stat sb;
+	int r = kmsg_log_create(&log, tu_path("a.log"), NULL, 0);
+
+	cr_assert_eq(r, 0, "%s", kmsg_strerror(r));
+	cr_assert_eq(stat(tu_path("a.log"), &sb), 0);
+	cr_assert_eq(sb.st_size, KMSG_DEFAULT_SIZE);
+	/* preallocated: the blocks are there, so a full disk shows now */
+	cr_assert_geq((uint64_t)sb.st_blocks * 512, KMSG_DEFAULT_SIZE);
+	cr_assert_eq(tu_append(log, "one"), 1);
+	cr_assert_eq(tu_append(log, "two"), 2);
+	kmsg_log_close(log);
+
+	cr_assert_eq(kmsg_log_open(&log, tu_path("a.log"), KMSG_OPEN_WRITE), 0);
+	cr_assert_eq(tu_append(log, "three"), 3, "sequence numbers continue after reopen");
+	cr_assert_eq(kmsg_log_stat(&st, log), 0);
+	cr_assert_eq(st.first_seq, 1);
+	cr_assert_eq(st.next_seq, 4);
+	cr_assert_eq(st.max_text, KMSG_DEFAULT_MAX_TEXT);
+	kmsg_log_close(log);
+}
+
+Test(log, mode_is_0640_under_umask)
+{
+	struct kmsg_log *log;
+	struct stat sb;
+	mode_t old = umask(027);
+	cr_assert_eq(kmsg_log_create(&log, tu_path("m.log"), NULL, 0), 0);
+	umask(old);
+	cr_assert_eq(stat(tu_path("m.log"), &sb), 0);
+	cr_assert_eq(sb.st_mode & 07777, 0640);
+	kmsg_log_close(log);
+}
+
+Test(log, sizes_out_of_range_are_refused)
+{
+	struct kmsg_create_opts o = KMSG_CREATE_OPTS_INIT;
+	struct kmsg_log *log;
+
+	o.size = 2048;
+	cr_assert_eq(kmsg_log_create(&log, tu_path("s.log"), &o, 0), KMSG_ESIZE);
+	o.size = 4096 * 3 + 100;
+	cr_assert_eq(kmsg_log_create(&log, tu_path("s.log"), &o, 0), KMSG_ESIZE);
+	o.size = 4096;
+	o.max_text = 4000;   /* no room for two such records in 4 KiB */
+	cr_assert_eq(kmsg_log_create(&log, tu_path("s.log"), &o, 0), KMSG_ESIZE);
+	o.max_text = 0;
+	cr_assert_eq(kmsg_log_create(&log, tu_path("s.log"), &o, 0), KMSG_ETOOLONG);
+	cr_assert_eq(access(tu_path("s.log"), F_OK), -1, "nothing is left behind");
+}
+
+Test(log, smallest_log_works)
+{
+	struct kmsg_log *log = tu_create("tiny.log", KMSG_MIN_SIZE, 0);
+	char text[1024];
+	memset(text, 'x', sizeof(text));
+	for (int i = 0; i < 50; i++) {
+		struct kmsg_entry e = KMSG_ENTRY_INIT;
+		e.text = text;
+		e.text_len = (size_t)(i * 97) % sizeof(text) + 1;
+		cr_assert_eq(kmsg_log_append(NULL, log, &e), 0);
+	}
+	uint64_t first, last;
+	size_t n = tu_count(log, &first, &last);
+	cr_assert_geq(n, 2);
+	cr_assert_eq(last, 50);
+	cr_assert_eq(last - first + 1, n);
+	kmsg_log_close(log);
+}
+
+Test(log, symlink_at_path_is_refused)
+{
+	struct kmsg_log *log;
+	char target[512];
+	snprintf(target, sizeof(target), "%s", tu_path("target"));
+	cr_assert_eq(symlink(target, tu_path("link.log")), 0);
+	cr_assert_eq(kmsg_log_create(&log, tu_path("link.log"), NULL, 0), -ELOOP);
+	cr_assert_eq(access(tu_path("target"), F_OK), -1, "the link target was not created");
+}
+
+Test(log, foreign_owned_file_is_refused_on_create)
+{
+	struct kmsg_log *log;
+	if (geteuid() != 0)
+		cr_skip_test("needs root to give a file away");
+	cr_assert_eq(kmsg_log_create(&log, tu_path("f.log"), NULL, 0), 0);
+	kmsg_log_close(log);
+	cr_assert_eq(chown(tu_path("f.log"), 12345, 12345), 0);
+	cr_assert_eq(kmsg_log_create(&log, tu_path("f.log"), NULL, 0), -EPERM);
+	/* an explicit open is the caller's decision, and works */
+	cr_assert_eq(kmsg_log_open(&log, tu_path("f.log"), KMSG_OPEN_WRITE), 0);
+	kmsg_log_close(log);
+}
+
+static void *racer(void *arg)
+{
+	struct kmsg_log *log;
+	int r = kmsg_log_create(&log, arg, NULL, 0);
+	if (r == 0) {
+		tu_append(log, "racer");
+		kmsg_log_close(log);
+	}
+	return (void *)(intptr_t)r;
+}
+
+Test(log, racing_creators_share_one_file)
+{
+	pthread_t t[8];
+	char path[512];
+	struct kmsg_log *log;
+
+	snprintf(path, sizeof(path), "%s", tu_path("race.log"));
+	for (int i = 0; i < 8; i++)
+		pthread_create(&t[i], NULL, racer, path);
+	for (int i = 0; i < 8; i++) {
+		void *ret;
+		pthread_join(t[i], &ret);
+		cr_assert_eq((intptr_t)ret, 0);
+	}
+	cr_assert_eq(kmsg_log_open(&log, path, 0), 0);
+	cr_assert_eq(tu_count(log, NULL, NULL), 8, "every creator's record is in the one file");
+	kmsg_log_close(log);
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "test $(ls -A '%s' | wc -l) -eq 1", tu_dir());
+	cr_assert_eq(system(cmd), 0, "only the log is left in the directory");
+}
+
+Test(log, not_a_log_is_refused)
+{
+	struct kmsg_log *log;
+	char junk[8192];
+	memset(junk, 'A', sizeof(junk));
+	write_file(tu_path("junk"), junk, sizeof(junk));
+	cr_assert_eq(kmsg_log_open(&log, tu_path("junk"), 0), KMSG_ENOTLOG);
+	write_file(tu_path("empty"), junk, 0);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("empty"), 0), KMSG_ENOTLOG);
+	cr_assert_eq(kmsg_log_open(&log, tu_dir(), 0), KMSG_ENOTLOG);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("missing"), 0), -ENOENT);
+}
+
+Test(log, truncated_log_is_refused)
+{
+	struct kmsg_log *log = tu_create("t.log", 65536, 0);
+	tu_append(log, "x");
+	kmsg_log_close(log);
+	cr_assert_eq(truncate(tu_path("t.log"), 32768), 0);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("t.log"), 0), KMSG_ECORRUPT);
+	cr_assert_eq(truncate(tu_path("t.log"), 100), 0);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("t.log"), 0), KMSG_ECORRUPT);
+}
+
+Test(log, header_that_lies_about_sizes_is_refused)
+{
+	struct kmsg_log *log = tu_create("h.log", 65536, 0);
+	struct kmsg_hdr h;
+	int fd;
+	kmsg_log_close(log);
+
+	/* A data size bigger than the file, with a checksum made to match:
+	 * both copies of the header say it, so nothing can be believed. */
+	fd = open(tu_path("h.log"), O_RDWR);
+	cr_assert_eq(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+	h.data_size *= 4;
+	h.header_crc = crc32c_extend(0, &h, HDR_CRC_OFF);
+	cr_assert_eq(pwrite(fd, &h, HDR_STATIC, 0), HDR_STATIC);
+	cr_assert_eq(pwrite(fd, &h, HDR_STATIC, 65536 - HDR_STATIC), HDR_STATIC);
+	close(fd);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("h.log"), 0), KMSG_ECORRUPT);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("h.log"), KMSG_OPEN_WRITE), KMSG_ECORRUPT);
+}
+
+Test(log, newer_format_version_is_refused)
+{
+	struct kmsg_log *log = tu_create("v.log", 65536, 0);
+	struct kmsg_hdr h;
+	int fd;
+	kmsg_log_close(log);
+	fd = open(tu_path("v.log"), O_RDWR);
+	cr_assert_eq(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+	h.version = 99;
+	h.header_crc = crc32c_extend(0, &h, HDR_CRC_OFF);
+	cr_assert_eq(pwrite(fd, &h, HDR_STATIC, 0), HDR_STATIC);
+	cr_assert_eq(pwrite(fd, &h, HDR_STATIC, 65536 - HDR_STATIC), HDR_STATIC);
+	close(fd);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("v.log"), 0), KMSG_EVERSION);
+}
+
+Test(log, zeroed_first_page_is_recovered_from_backup)
+{
+	struct kmsg_log *log = tu_create("z.log", 65536, 0);
+	char zero[4096] = { 0 };
+	int fd;
+	for (int i = 0; i < 100; i++)
+		tu_append(log, "before the power cut, a record of moderate length");
+	kmsg_log_close(log);
+	fd = open(tu_path("z.log"), O_RDWR);
+	cr_assert_eq(pwrite(fd, zero, sizeof(zero), 0), (ssize_t)sizeof(zero));
+	close(fd);
+
+	/* A reader alone cannot repair the header: it says so. */
+	cr_assert_eq(kmsg_log_open(&log, tu_path("z.log"), 0), KMSG_ECORRUPT);
+	/* A writer rebuilds it from the records themselves. */
+	cr_assert_eq(kmsg_log_open(&log, tu_path("z.log"), KMSG_OPEN_WRITE), 0);
+	uint64_t first, last;
+	size_t n = tu_count(log, &first, &last);
+	cr_assert_eq(last, 100, "the newest record survives");
+	cr_assert_gt(n, 40, "records outside the zeroed page survive (%zu)", n);
+	cr_assert_eq(tu_append(log, "after"), 101, "numbering continues, nothing reused");
+	kmsg_log_close(log);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("z.log"), 0), 0, "readers can open it again");
+	kmsg_log_close(log);
+}
+
+Test(log, read_only_open_reads_but_cannot_write)
+{
+	struct kmsg_log *w = tu_create("ro.log", 65536, 0), *r;
+	tu_append(w, "hello");
+	cr_assert_eq(chmod(tu_path("ro.log"), 0444), 0);
+	cr_assert_eq(kmsg_log_open(&r, tu_path("ro.log"), KMSG_OPEN_READ), 0);
+	cr_assert_eq(tu_count(r, NULL, NULL), 1);
+	cr_assert_eq(kmsg_log_print(r, 1, 6, "x", 1), KMSG_ERDONLY);
+	cr_assert_eq(kmsg_log_clear(r, 10), KMSG_ERDONLY);
+	kmsg_log_close(r);
+	kmsg_log_close(w);
+}
+
+Test(log, bad_arguments)
+{
+	struct kmsg_log *log;
+	cr_assert_eq(kmsg_log_open(NULL, "x", 0), KMSG_EINVAL);
+	cr_assert_eq(kmsg_log_open(&log, "x", 0x100), KMSG_EINVAL);
+	cr_assert_str_eq(kmsg_strerror(KMSG_ETOOLONG), "message longer than the log's maximum record size");
+	cr_assert_str_eq(kmsg_strerror(-ENOENT), strerror(ENOENT));
+}
