@@ -95,13 +95,15 @@ static inline uint64_t rec_size(size_t text_len, size_t fields_len)
 }
 
 /*
- * The checksum of a record: crc32c over bytes 24..len (times, identity,
- * lengths and payload), then over seq and pos (bytes 8..23), then over len.
- * That order lets a writer checksum the payload before it knows its
- * sequence number and position, and finish in two instructions under the
- * lock.
+ * The checksum of a record: crc32c over bytes 24 up to the end of the
+ * padded payload (times, identity, lengths, text, fields, zero padding;
+ * for a pad, the header only), then over seq, pos and len as three
+ * little-endian 64-bit words.  That order lets a writer checksum the
+ * record before it knows its sequence number and position, and finish in
+ * three instructions under the lock; whole words keep the hardware path
+ * free of byte steps.
  */
-uint32_t rec_crc_body(const void *rec, uint32_t payload_end);
+uint32_t rec_crc_body(const void *rec, uint32_t end);
 uint32_t rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t len);
 
 /* Byte offsets beyond the file's end used for OFD locks (never data). */
@@ -128,8 +130,9 @@ struct kmsg_log {
 	/* writers */
 	uint64_t writer_id;
 	unsigned fork_gen;        /* fork generation the registration is of */
-	int64_t next_probe_ns;    /* when to look for followers again */
-	int followers;            /* a follower was seen at the last probe */
+	/* A handle may be shared by threads: these two are atomics. */
+	_Atomic int64_t next_probe_ns; /* when to look for followers again */
+	_Atomic int followers;    /* a follower was seen at the last probe */
 	int64_t lock_wait_ns;     /* the bound of a wait for a live writer */
 
 	/* readers */
@@ -152,6 +155,9 @@ void ring_recover_locked(struct kmsg_log *log);
  * a whole, valid record (or pad) written at pos, 0 otherwise.
  */
 uint64_t ring_check_record(const struct kmsg_log *log, uint64_t pos,
+			   const unsigned char *copy);
+/* The same without the checksum: the header alone is plausible. */
+uint64_t ring_check_header(const struct kmsg_log *log, uint64_t pos,
 			   const unsigned char *copy);
 /* Position after an implicit wrap: the end of a lap has no room for a header. */
 static inline uint64_t ring_norm(const struct kmsg_log *log, uint64_t pos)

@@ -226,9 +226,25 @@ static int dynamic_sane(const struct kmsg_log *log)
 	uint64_t head = atomic_load(&h->head), tail = atomic_load(&h->tail);
 	uint64_t next = atomic_load(&h->next_seq);
 
-	return head <= tail && tail - head <= log->data_size &&
-	       head % REC_ALIGN == 0 && tail % REC_ALIGN == 0 &&
-	       tail < (UINT64_C(1) << 62) && next >= h->first_seq;
+	/* Every record takes at least REC_HDR bytes of positions, so more
+	 * numbers than that cannot have been handed out. */
+	if (!(head <= tail && tail - head <= log->data_size &&
+	      head % REC_ALIGN == 0 && tail % REC_ALIGN == 0 &&
+	      tail < (UINT64_C(1) << 62) && next >= h->first_seq &&
+	      next - h->first_seq <= tail / REC_HDR))
+		return 0;
+	/* The oldest record, if it is intact, must fit the numbering: older
+	 * than next_seq by no more records than fit between head and tail. */
+	head = ring_norm(log, head);
+	if (head < tail) {
+		const struct rec_hdr *r = (const void *)(log->data + head % log->data_size);
+		if (!ring_check_record(log, head, NULL))
+			return 0;  /* head is only ever stored on a record */
+		if (!(r->flags & REC_PAD) &&
+		    (r->seq >= next || next - r->seq > (tail - head) / REC_HDR))
+			return 0;
+	}
+	return 1;
 }
 
 /*
@@ -241,12 +257,14 @@ static int dynamic_sane(const struct kmsg_log *log)
 static void rebuild_dynamic(struct kmsg_log *log)
 {
 	struct kmsg_hdr *h = log->hdr;
-	uint64_t best_seq = 0, best_end = 0, found = 0;
+	const uint64_t D = log->data_size;
+	uint64_t best_seq = 0, best_end = 0, found = 0, head;
 
-	for (uint64_t phys = 0; phys + REC_HDR <= log->data_size; phys += REC_ALIGN) {
+	for (uint64_t phys = 0; phys + REC_HDR <= D; phys += REC_ALIGN) {
 		const struct rec_hdr *r = (const void *)(log->data + phys);
 		uint64_t len;
-		if (r->magic != REC_MAGIC || r->pos % log->data_size != phys)
+		if (r->magic != REC_MAGIC || r->pos % D != phys ||
+		    r->pos >= (UINT64_C(1) << 62))
 			continue;
 		len = ring_check_record(log, r->pos, NULL);
 		if (!len || (r->flags & REC_PAD))
@@ -258,20 +276,46 @@ static void rebuild_dynamic(struct kmsg_log *log)
 		found = 1;
 		phys += len - REC_ALIGN;
 	}
+	uint64_t old_next = atomic_load(&h->next_seq), old_tail = atomic_load(&h->tail);
 	if (!found) {
-		uint64_t next = atomic_load(&h->next_seq);
-		atomic_store(&h->head, 0);
-		atomic_store(&h->tail, 0);
-		if (next < h->first_seq)
-			atomic_store(&h->next_seq, h->first_seq);
+		/* No record survived: keep the header's numbering if it is
+		 * believable (so no number is handed out twice), else start
+		 * over. */
+		if (old_tail % REC_ALIGN || old_tail >= (UINT64_C(1) << 62) ||
+		    old_next < h->first_seq || old_next - h->first_seq > old_tail / REC_HDR) {
+			old_tail = 0;
+			old_next = h->first_seq;
+		}
+		atomic_store(&h->head, old_tail);
+		atomic_store(&h->tail, old_tail);
+		atomic_store(&h->next_seq, old_next);
+		atomic_store(&h->clear_seq, old_next);
 		return;
 	}
-	/* The oldest position still in the same lap window as the newest. */
-	uint64_t head = best_end > log->data_size ? best_end - log->data_size : 0;
-	head = (head + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
+	/* Head: the oldest valid record within one ring length of the end,
+	 * so that readers start on a record, not in the middle of one. */
+	uint64_t window = best_end > D ? best_end - D : 0;
+	head = best_end;
+	for (uint64_t phys = 0; phys + REC_HDR <= D; phys += REC_ALIGN) {
+		const struct rec_hdr *r = (const void *)(log->data + phys);
+		uint64_t len;
+		if (r->magic != REC_MAGIC || r->pos % D != phys ||
+		    r->pos < window || r->pos >= best_end)
+			continue;
+		len = ring_check_record(log, r->pos, NULL);
+		if (!len)
+			continue;
+		if (r->pos < head)
+			head = r->pos;
+		phys += len - REC_ALIGN;
+	}
 	atomic_store(&h->tail, best_end);
 	atomic_store(&h->head, head);
-	if (atomic_load(&h->next_seq) <= best_seq)
+	/* The newest records may be the ones lost: a believable larger
+	 * number from the header wins, leaving a gap readers report. */
+	if (old_next > best_seq && old_next - best_seq <= log->data_size / REC_HDR + 1)
+		atomic_store(&h->next_seq, old_next);
+	else
 		atomic_store(&h->next_seq, best_seq + 1);
 	if (atomic_load(&h->clear_seq) > best_seq + 1)
 		atomic_store(&h->clear_seq, best_seq + 1);
@@ -338,14 +382,17 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 		r = ring_lock(log);
 		if (r < 0)
 			goto fail;
-		if (repair || !dynamic_sane(log))
+		/* The first writer after a reboot cannot trust the header:
+		 * a power cut may have kept data pages and lost the header's
+		 * latest state, or the reverse.  It rebuilds from the records
+		 * (one pass over the ring, once per boot). */
+		if (repair || !dynamic_sane(log) ||
+		    atomic_load(&log->hdr->boot_id) != log->boot_id) {
 			rebuild_dynamic(log);
-		if (atomic_load(&log->hdr->boot_id) != log->boot_id) {
-			/* First writer of this boot: a crash may have left
-			 * committed records beyond the stored tail. */
-			ring_recover_locked(log);
 			atomic_store(&log->hdr->boot_id, log->boot_id);
 		}
+		/* A writer that died before publishing what it committed. */
+		ring_recover_locked(log);
 		ring_unlock(log);
 	} else if (use_backup || !dynamic_sane(log)) {
 		/* A reader cannot repair the file; it reads what the

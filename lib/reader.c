@@ -150,6 +150,26 @@ uint64_t kmsg_reader_position(const struct kmsg_reader *r)
 	return atomic_load_explicit(&r->log->hdr->next_seq, memory_order_acquire);
 }
 
+/*
+ * Loads tail (acquire, R1) and head as a reader may trust them: a tail a
+ * writer could not have stored is an error only a writer can repair; a
+ * head more than one ring length behind tail is clamped to that length.
+ */
+static int load_window(const struct kmsg_log *log, uint64_t *head, uint64_t *tail)
+{
+	const struct kmsg_hdr *h = log->hdr;
+	uint64_t t = atomic_load_explicit(&h->tail, memory_order_acquire);
+	uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
+
+	if (t % REC_ALIGN || t >= (UINT64_C(1) << 62))
+		return KMSG_ECORRUPT;
+	if (hd > t || t - hd > log->data_size)
+		hd = t > log->data_size ? (t - log->data_size) : 0;
+	*head = hd;
+	*tail = t;
+	return 0;
+}
+
 static void restart_at_head(struct kmsg_reader *r, uint64_t head)
 {
 	r->pos = head;
@@ -168,16 +188,17 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 	const uint64_t D = log->data_size;
 
 	for (;;) {
-		uint64_t tail = atomic_load_explicit(&h->tail, memory_order_acquire); /* R1 */
-		uint64_t pos = ring_norm(log, r->pos), head, len, phys;
+		uint64_t pos = ring_norm(log, r->pos), head, tail, len, phys;
 		struct rec_hdr hd;
+		int err = load_window(log, &head, &tail);                            /* R1 */
 
+		if (err)
+			return err;
 		if (pos >= tail) {
 			r->pos = pos;
 			return 0;
 		}
-		head = atomic_load_explicit(&h->head, memory_order_acquire);
-		if (pos < head || tail - pos > D) {
+		if (pos < head) {
 			restart_at_head(r, head);
 			continue;
 		}
@@ -191,10 +212,12 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 		else
 			len = 0;
 		atomic_thread_fence(memory_order_acquire);
-		head = atomic_load_explicit(&h->head, memory_order_relaxed);
-		if (pos < head) {
-			restart_at_head(r, head);
-			continue;
+		{
+			uint64_t h2 = atomic_load_explicit(&h->head, memory_order_relaxed);
+			if (pos < h2 && h2 <= tail + D) {
+				restart_at_head(r, h2);
+				continue;
+			}
 		}
 		if (!len || ring_check_record(log, pos, r->buf) != len) {           /* R3 */
 			r->in_damage = 1;
@@ -205,13 +228,9 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 			r->pos = pos + len;
 			continue;
 		}
-		if (r->expect_known && hd.seq < r->expect) {
-			/* An older number where a newer one belongs: a stale
-			 * record a power cut left behind.  Not ours to show. */
-			r->in_damage = 1;
-			r->pos = pos + len;
-			continue;
-		}
+		/* A number lower than expected cannot come from writers that
+		 * follow the protocol (a hostile header can cause it); the
+		 * record is intact, so it is returned, with no gap claimed. */
 		memset(rec, 0, sizeof(*rec));
 		if (r->expect_known && hd.seq > r->expect) {                        /* R4 */
 			if (r->overtaken)
@@ -463,9 +482,13 @@ static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
 	const struct kmsg_hdr *h = r->log->hdr;
 
 	for (int attempt = 0; attempt < 16; attempt++) {
-		uint64_t head = atomic_load_explicit(&h->head, memory_order_acquire);
-		uint64_t tail = atomic_load_explicit(&h->tail, memory_order_acquire);
-		uint64_t lo = head, hi = tail, best = tail;
+		uint64_t head, tail, lo, hi, best;
+		int err = load_window(r->log, &head, &tail);
+
+		if (err)
+			return err;
+		lo = head;
+		hi = best = tail;
 
 		/* Invariant: every record before lo is before the key; the
 		 * answer is best or a record in [lo, hi). */
@@ -501,11 +524,14 @@ int kmsg_reader_seek(struct kmsg_reader *r, enum kmsg_whence whence)
 	h = r->log->hdr;
 	switch (whence) {
 	case KMSG_SEEK_OLDEST:
-		r->pos = atomic_load_explicit(&h->head, memory_order_acquire);
+	case KMSG_SEEK_END: {
+		uint64_t head, tail;
+		int err = load_window(r->log, &head, &tail);
+		if (err)
+			return err;
+		r->pos = whence == KMSG_SEEK_OLDEST ? head : tail;
 		break;
-	case KMSG_SEEK_END:
-		r->pos = atomic_load_explicit(&h->tail, memory_order_acquire);
-		break;
+	}
 	case KMSG_SEEK_CLEARED:
 		return kmsg_reader_seek_seq(r, atomic_load_explicit(&h->clear_seq,
 						 memory_order_acquire));

@@ -123,23 +123,43 @@ unsigned log_fork_gen(void);
 uint32_t log_tid(void);
 int log_followers_present(struct kmsg_log *log);
 
-uint32_t rec_crc_body(const void *rec, uint32_t payload_end)
+uint32_t rec_crc_body(const void *rec, uint32_t end)
 {
-	return crc32c_extend(0, (const unsigned char *)rec + 24, payload_end - 24);
+	return crc32c_extend(0, (const unsigned char *)rec + 24, end - 24);
 }
 
 uint32_t rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t len)
 {
-	uint64_t sp[2] = { seq, pos };
-	return crc32c_extend(crc32c_extend(body_crc, sp, sizeof(sp)), &len, 4);
+	uint64_t tail[3] = { seq, pos, len };
+	return crc32c_extend(body_crc, tail, sizeof(tail));
 }
 
 uint64_t ring_check_record(const struct kmsg_log *log, uint64_t pos,
 			   const unsigned char *copy)
 {
+	uint64_t len = ring_check_header(log, pos, copy);
 	const unsigned char *p = copy ? copy : log->data + pos % log->data_size;
 	struct rec_hdr h;
-	uint64_t phys = pos % log->data_size, room = log->data_size - phys;
+
+	if (!len)
+		return 0;
+	memcpy(&h, p, REC_HDR);
+	if (rec_crc_finish(rec_crc_body(p, (uint32_t)rec_size(h.text_len, h.fields_len)),
+			   h.seq, h.pos, h.len) != h.crc)
+		return 0;
+	return len;
+}
+
+/*
+ * The header checks of ring_check_record() for a record whose data offset
+ * the caller already knows (pos % D is a division; the append path keeps
+ * offsets instead).
+ */
+static uint64_t header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
+			  const unsigned char *p)
+{
+	struct rec_hdr h;
+	uint64_t room = log->data_size - phys;
 
 	if (room < REC_HDR)
 		return 0;
@@ -157,10 +177,14 @@ uint64_t ring_check_record(const struct kmsg_log *log, uint64_t pos,
 		    (h.prio >> 3) >= KMSG_NFACILITIES)
 			return 0;
 	}
-	if (rec_crc_finish(rec_crc_body(p, REC_HDR + h.text_len + h.fields_len),
-			   h.seq, h.pos, h.len) != h.crc)
-		return 0;
 	return h.len;
+}
+
+uint64_t ring_check_header(const struct kmsg_log *log, uint64_t pos,
+			   const unsigned char *copy)
+{
+	uint64_t phys = pos % log->data_size;
+	return header_at(log, pos, phys, copy ? copy : log->data + phys);
 }
 
 static inline void cpu_relax(void)
@@ -200,10 +224,9 @@ int ring_lock(struct kmsg_log *log)
 			cpu_relax();
 			continue;
 		}
-		if (cur == me || !log_owner_alive(log, cur)) {
-			/* cur == me: our own earlier append died with the
-			 * lock held (a signal handler longjmp'd out); the
-			 * state is repaired exactly as for a dead process. */
+		/* cur == me is another thread on this handle: alive by
+		 * definition (and the kernel would not report our own lock). */
+		if (cur != me && !log_owner_alive(log, cur)) {
 			if (atomic_compare_exchange_strong_explicit(lock, &cur, me,
 					memory_order_acquire, memory_order_relaxed)) {
 				take_over(log);
@@ -281,31 +304,43 @@ void ring_recover_locked(struct kmsg_log *log)
 static void evict_until(struct kmsg_log *log, uint64_t end)
 {
 	struct kmsg_hdr *h = log->hdr;
+	const uint64_t D = log->data_size;
 	uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
 	uint64_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
-	uint64_t evicted = 0, damaged = 0;
+	uint64_t evicted = 0, damaged = 0, phys;
 	int in_damage = 0;
 
-	while (end - head > log->data_size) {
-		uint64_t pos = ring_norm(log, head), len;
-		if (pos >= tail) {
+	if (end - head <= D)
+		return;
+	phys = head % D;
+	while (end - head > D) {
+		uint64_t len;
+		if (D - phys < REC_HDR) {
+			head += D - phys;  /* the short remainder of a lap */
+			phys = 0;
+			continue;
+		}
+		if (head >= tail) {
 			head = tail;
 			break;
 		}
-		len = ring_check_record(log, pos, NULL);
+		/* The record is going: its header tells how far to skip, its
+		 * checksum does not matter (and would double the cost). */
+		len = header_at(log, head, phys, log->data + phys);
 		if (len) {
-			const struct rec_hdr *r = (const void *)(log->data + pos % log->data_size);
-			if (!(r->flags & REC_PAD))
+			if (!(((const struct rec_hdr *)(log->data + phys))->flags & REC_PAD))
 				evicted++;
-			head = pos + len;
 			in_damage = 0;
 		} else {
 			if (!in_damage)
 				damaged++;
 			in_damage = 1;
-			head = pos + REC_ALIGN;
+			len = REC_ALIGN;
 		}
-		atomic_store_explicit(&h->head, head, memory_order_relaxed);
+		head += len;
+		phys += len;
+		if (phys == D)
+			phys = 0;
 	}
 	if (head > tail)
 		head = tail;
@@ -321,11 +356,11 @@ static void evict_until(struct kmsg_log *log, uint64_t end)
 }
 
 /* Writes a pad record at pos that fills the lap to its end, committed. */
-static void write_pad(struct kmsg_log *log, uint64_t pos, uint64_t seq)
+static void write_pad(struct kmsg_log *log, uint64_t pos, uint64_t phys, uint64_t seq)
 {
-	struct rec_hdr *r = (void *)(log->data + pos % log->data_size);
+	struct rec_hdr *r = (void *)(log->data + phys);
 	struct rec_hdr pad = { 0 };
-	uint32_t room = (uint32_t)(log->data_size - pos % log->data_size);
+	uint32_t room = (uint32_t)(log->data_size - phys);
 
 	pad.len = room;
 	pad.pos = pos;
@@ -335,6 +370,32 @@ static void write_pad(struct kmsg_log *log, uint64_t pos, uint64_t seq)
 	memcpy((unsigned char *)r + 16, (unsigned char *)&pad + 16, REC_HDR - 16);
 	memcpy(r, &pad, 8);
 	__atomic_store_n(&r->seq, seq, __ATOMIC_RELEASE);
+}
+
+/*
+ * A record's two timestamps from one clock read.  Reading CLOCK_REALTIME
+ * and CLOCK_BOOTTIME costs two vDSO calls, a third of an append.  Their
+ * difference changes only when the wall clock is stepped (both run at the
+ * same rate, and both advance across suspend), so each thread re-reads it
+ * every WALL_REFRESH_NS and otherwise adds it to CLOCK_BOOTTIME.  A step
+ * of the wall clock shows in records at most that long after it happened.
+ */
+#define WALL_REFRESH_NS 1000000
+
+static __thread int64_t wall_offset, wall_until;
+
+static void now_times(int64_t *real_ns, int64_t *boot_ns)
+{
+	int64_t b = clock_ns(CLOCK_BOOTTIME);
+
+	if (b >= wall_until || b < wall_until - WALL_REFRESH_NS) {
+		int64_t r = clock_ns(CLOCK_REALTIME), b2 = clock_ns(CLOCK_BOOTTIME);
+		wall_offset = r - (b + (b2 - b) / 2);
+		b = b2;
+		wall_until = b + WALL_REFRESH_NS;
+	}
+	*boot_ns = b;
+	*real_ns = b + wall_offset;
 }
 
 static int check_fields(size_t *total, const struct kmsg_entry *e)
@@ -433,8 +494,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 		r->real_ns = e->real_ns;
 		r->boot_ns = e->boot_ns;
 	} else {
-		r->real_ns = clock_ns(CLOCK_REALTIME);
-		r->boot_ns = clock_ns(CLOCK_BOOTTIME);
+		now_times(&r->real_ns, &r->boot_ns);
 	}
 	r->boot_id = log->boot_id;
 	r->pid = e->pid ? e->pid : log->pid;
@@ -448,7 +508,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 	put_fields(buf + REC_HDR + e->text_len, e);
 	memset(buf + REC_HDR + e->text_len + fields_len, 0,
 	       len - (REC_HDR + e->text_len + fields_len));
-	body_crc = rec_crc_body(buf, (uint32_t)(REC_HDR + e->text_len + fields_len));
+	body_crc = rec_crc_body(buf, (uint32_t)len);
 
 	err = ring_lock(log);
 	if (err)
@@ -472,8 +532,9 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 		uint64_t lap = pos + (log->data_size - phys);
 		evict_until(log, lap + len);
 		if (log->data_size - phys >= REC_HDR)
-			write_pad(log, pos, seq);
+			write_pad(log, pos, phys, seq);
 		pos = lap;
+		phys = 0;
 	} else {
 		evict_until(log, pos + len);
 	}
@@ -481,9 +542,12 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 	r->pos = pos;
 	r->crc = rec_crc_finish(body_crc, seq, pos, (uint32_t)len);
 	{
-		unsigned char *dst = log->data + pos % log->data_size;
-		memcpy(dst, buf, 8);
+		unsigned char *dst = log->data + phys;
+		/* len and crc from registers: reloading the two 4-byte
+		 * stores as one 8-byte word would stall store forwarding. */
+		uint64_t len_crc = len | (uint64_t)r->crc << 32;
 		memcpy(dst + 16, buf + 16, len - 16);
+		memcpy(dst, &len_crc, 8);
 		__atomic_store_n(&((struct rec_hdr *)dst)->seq, seq, __ATOMIC_RELEASE);
 	}
 	atomic_store_explicit(&h->next_seq, seq + 1, memory_order_relaxed);  /* W4 */
@@ -491,20 +555,21 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 	ring_unlock(log);                                                      /* W6 */
 
 	if (log->flags & KMSG_OPEN_SYNC) {
-		sync_range(log->data + pos % log->data_size, len);
+		sync_range(log->data + phys, len);
 		sync_range(h, HDR_SIZE);
 	}
 	/* Followers: probe now and then; wake only when one exists. */
 	{
-		int64_t now = r->boot_ns;
-		if (e->flags & KMSG_TIMES)
-			now = clock_ns(CLOCK_BOOTTIME);
-		if (now >= log->next_probe_ns || now < log->next_probe_ns - FOLLOWER_PROBE_NS) {
-			log->followers = log_followers_present(log);
-			log->next_probe_ns = now + FOLLOWER_PROBE_NS;
+		int64_t now = e->flags & KMSG_TIMES ? clock_ns(CLOCK_BOOTTIME) : r->boot_ns;
+		int64_t next = atomic_load_explicit(&log->next_probe_ns, memory_order_relaxed);
+		if (now >= next || now < next - FOLLOWER_PROBE_NS) {
+			atomic_store_explicit(&log->next_probe_ns, now + FOLLOWER_PROBE_NS,
+					      memory_order_relaxed);
+			atomic_store_explicit(&log->followers, log_followers_present(log),
+					      memory_order_relaxed);
 		}
 	}
-	if (log->followers) {
+	if (atomic_load_explicit(&log->followers, memory_order_relaxed)) {
 		atomic_fetch_add_explicit(&h->wake, 1, memory_order_seq_cst);
 		futex_wake_all(&h->wake);
 	}

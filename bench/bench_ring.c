@@ -1,0 +1,301 @@
+/*
+ * bench_ring.c - the cost of libkmsg's append and read paths, against an
+ * O_APPEND write(2) of the same line to a plain file.
+ *
+ * Each figure is a median over many samples; one sample times a batch of
+ * BATCH operations with CLOCK_MONOTONIC and divides, so the clock's own
+ * cost (about 25 ns here) is spread over the batch.  Rings are warmed by
+ * one full lap first: the figures are the steady state, not first-touch
+ * page faults (reported separately as append_cold_ns_per_record).
+ *
+ * Usage: kmsg-bench [--quick] [--dir DIR]
+ * The last lines are key=value figures.
+ */
+#define _GNU_SOURCE
+#include "kmsg.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BATCH 64
+
+static int quick;
+static char dir[1024];
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_d);
+	return v[n / 2];
+}
+
+static double pct(double *v, size_t n, double p)
+{
+	qsort(v, n, sizeof(*v), cmp_d);
+	return v[(size_t)(p * (double)(n - 1))];
+}
+
+static const char msg[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n";
+#define MSG_LEN 64
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "kmsg-bench: %s: %s\n", what, kmsg_strerror(err));
+	exit(1);
+}
+
+static struct kmsg_log *fresh(const char *name, uint64_t size)
+{
+	struct kmsg_create_opts o = KMSG_CREATE_OPTS_INIT;
+	struct kmsg_log *log;
+	char path[1100];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+	o.size = size;
+	r = kmsg_log_create(&log, path, &o, 0);
+	if (r)
+		die(path, r);
+	return log;
+}
+
+/* Median per-append cost over samples, on a warmed ring. */
+static double append_p50(struct kmsg_log *log, size_t samples, double *p99)
+{
+	double *v = malloc(samples * sizeof(*v));
+	for (size_t s = 0; s < samples; s++) {
+		int64_t t0 = now_ns();
+		for (int i = 0; i < BATCH; i++) {
+			int r = kmsg_log_print(log, 1, 6, msg, MSG_LEN - 1);
+			if (r)
+				die("append", r);
+		}
+		v[s] = (double)(now_ns() - t0) / BATCH;
+	}
+	if (p99)
+		*p99 = pct(v, samples, 0.99);
+	double m = median(v, samples);
+	free(v);
+	return m;
+}
+
+/* Appends one lap's worth; returns ns per record (includes first-touch faults). */
+static double warm(struct kmsg_log *log, uint64_t size)
+{
+	uint64_t n = size / 128 + 1;  /* a 63-byte message is a 128-byte record */
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		int r = kmsg_log_print(log, 1, 6, msg, MSG_LEN - 1);
+		if (r)
+			die("append", r);
+	}
+	return (double)(now_ns() - t0) / (double)n;
+}
+
+static double write_p50(size_t samples)
+{
+	char path[1100];
+	double *v = malloc(samples * sizeof(*v));
+	snprintf(path, sizeof(path), "%s/plain.log", dir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+	if (fd < 0) {
+		perror("kmsg-bench: plain.log");
+		exit(1);
+	}
+	for (size_t s = 0; s < samples; s++) {
+		int64_t t0 = now_ns();
+		for (int i = 0; i < BATCH; i++)
+			if (write(fd, msg, MSG_LEN) != MSG_LEN) {
+				perror("kmsg-bench: write");
+				exit(1);
+			}
+		v[s] = (double)(now_ns() - t0) / BATCH;
+		if (s % 1024 == 1023 && ftruncate(fd, 0) < 0)
+			break;  /* keep the file small; truncation is outside the samples */
+	}
+	close(fd);
+	unlink(path);
+	double m = median(v, samples);
+	free(v);
+	return m;
+}
+
+/* Two processes append n records each at once: wall time per record. */
+static double append2(const char *name, uint64_t n)
+{
+	char path[1100];
+	struct kmsg_log *log = fresh(name, 64u << 20);
+	int go[2];
+	pid_t pid[2];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	warm(log, 64u << 20);
+	if (pipe(go) < 0)
+		exit(1);
+	for (int k = 0; k < 2; k++) {
+		pid[k] = fork();
+		if (pid[k] == 0) {
+			struct kmsg_log *l;
+			char c;
+			if (kmsg_log_open(&l, path, KMSG_OPEN_WRITE))
+				_exit(1);
+			close(go[1]);
+			if (read(go[0], &c, 1) < 0)  /* start together */
+				_exit(1);
+			for (uint64_t i = 0; i < n; i++)
+				if (kmsg_log_print(l, 1, 6, msg, MSG_LEN - 1))
+					_exit(1);
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	usleep(20000);
+	int64_t t0 = now_ns();
+	close(go[1]);
+	for (int k = 0; k < 2; k++) {
+		int st;
+		waitpid(pid[k], &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			fprintf(stderr, "kmsg-bench: writer failed\n");
+			exit(1);
+		}
+	}
+	double per = (double)(now_ns() - t0) / (double)(2 * n);
+	kmsg_log_close(log);
+	unlink(path);
+	return per;
+}
+
+static double iterate(uint64_t n, double *seek_us)
+{
+	/* 1 M records of 64 bytes are 128 MiB of ring. */
+	uint64_t size = ((n * 128 + n / 8) / 4096 + 64) * 4096;
+	struct kmsg_log *log = fresh("iter.log", size);
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	double best = 1e30;
+
+	for (uint64_t i = 0; i < n; i++)
+		if (kmsg_log_print(log, 1, 6, msg, MSG_LEN - 1))
+			die("append", -1);
+	if (kmsg_reader_new(&r, log, 0))
+		die("reader", -1);
+	for (int round = 0; round < 3; round++) {
+		uint64_t got = 0, sum = 0;
+		kmsg_reader_seek(r, KMSG_SEEK_OLDEST);
+		int64_t t0 = now_ns();
+		while (kmsg_reader_next(r, &rec) == 1) {
+			got++;
+			sum += rec.text_len;
+		}
+		double per = (double)(now_ns() - t0) / (double)got;
+		if (got != n || sum != n * (MSG_LEN - 1)) {
+			fprintf(stderr, "kmsg-bench: read %lu of %lu records\n",
+				(unsigned long)got, (unsigned long)n);
+			exit(1);
+		}
+		if (per < best)
+			best = per;
+	}
+	/* seeking near the end by sequence number, as follow -n and --since do */
+	int64_t t0 = now_ns();
+	for (int i = 0; i < 100; i++)
+		kmsg_reader_seek_seq(r, n - 10 - (uint64_t)i);
+	*seek_us = (double)(now_ns() - t0) / 100 / 1000;
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+	return best;
+}
+
+int main(int argc, char **argv)
+{
+	const char *tmp = getenv("TMPDIR");
+	char template[1024];
+	size_t samples;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+			snprintf(dir, sizeof(dir), "%s", argv[++i]);
+		else {
+			fprintf(stderr, "usage: kmsg-bench [--quick] [--dir DIR]\n");
+			return 2;
+		}
+	}
+	if (!dir[0]) {
+		snprintf(template, sizeof(template), "%s/kmsg-bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(template)) {
+			perror("kmsg-bench: mkdtemp");
+			return 1;
+		}
+		snprintf(dir, sizeof(dir), "%s", template);
+	}
+	samples = quick ? 2000 : 200000;
+
+	/* ring sizes for the flatness check */
+	const uint64_t sizes[] = { 64u << 10, 1u << 20, 64u << 20, 1u << 30 };
+	const char *names[] = { "64k", "1m", "64m", "1g" };
+	int nsizes = quick ? 2 : 4;
+	double p50[4], p99[4], cold[4];
+	for (int i = 0; i < nsizes; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "ring-%s.log", names[i]);
+		struct kmsg_log *log = fresh(name, sizes[i]);
+		cold[i] = warm(log, sizes[i]);
+		p50[i] = append_p50(log, samples, &p99[i]);
+		kmsg_log_close(log);
+		char path[1100];
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		unlink(path);
+		printf("append, %-4s ring: p50 %6.1f ns  p99 %6.1f ns  (first lap %.1f ns/record)\n",
+		       names[i], p50[i], p99[i], cold[i]);
+	}
+	double w = write_p50(samples);
+	printf("write(2) O_APPEND, 64 B: p50 %.1f ns\n", w);
+	double a2 = append2("two.log", quick ? 20000 : 2000000);
+	printf("append, 2 writer processes at once: %.1f ns per record (wall)\n", a2);
+	double seek_us;
+	double it = iterate(quick ? 20000 : 1000000, &seek_us);
+	printf("iterate %s records: %.1f ns per record; seek by sequence %.1f us\n",
+	       quick ? "20 k" : "1 M", it, seek_us);
+
+	double maxp = p50[0], minp = p50[0];
+	for (int i = 1; i < nsizes; i++) {
+		if (p50[i] > maxp) maxp = p50[i];
+		if (p50[i] < minp) minp = p50[i];
+	}
+	rmdir(dir);
+	/* 1 MiB is the default size: the headline figure */
+	printf("append_ns_p50=%.1f\n", p50[1]);
+	printf("append_ns_p99=%.1f\n", p99[1]);
+	printf("append2_ns_per_record=%.1f\n", a2);
+	printf("write_ns_p50=%.1f\n", w);
+	printf("append_speedup_vs_write=%.1f\n", w / p50[1]);
+	for (int i = 0; i < nsizes; i++)
+		printf("append_ns_p50_%s=%.1f\n", names[i], p50[i]);
+	printf("append_flatness_max_over_min=%.2f\n", maxp / minp);
+	printf("iterate_ns_per_record=%.1f\n", it);
+	printf("seek_seq_us=%.1f\n", seek_us);
+	return 0;
+}

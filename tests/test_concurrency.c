@@ -1,0 +1,244 @@
+/*
+ * test_concurrency.c - many writers at once, in threads and in processes,
+ * and writers SIGKILLed at random moments while others go on.  Real
+ * processes and real signals; the checks are what a reader of the log
+ * would notice: every record intact, numbers contiguous, each writer's
+ * records a gap-free run, nobody kept waiting past the bound.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+TestSuite(concurrency, .fini = tu_cleanup);
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Text of writer w's i-th record: a header and a filler derived from both,
+ * so that any byte out of place shows. */
+static size_t make_text(char *buf, size_t cap, unsigned w, unsigned inc, unsigned i)
+{
+	int n = snprintf(buf, cap, "w%u.%u #%u ", w, inc, i);
+	size_t fill = (i * 7 + w) % 90;
+	for (size_t k = 0; k < fill && (size_t)n + k < cap; k++)
+		buf[n + k] = (char)('a' + (i + w + k) % 26);
+	return (size_t)n + fill;
+}
+
+static int parse_text(const struct kmsg_record *rec, unsigned *w, unsigned *inc, unsigned *i)
+{
+	char buf[200], want[200];
+	size_t len = rec->text_len < sizeof(buf) - 1 ? rec->text_len : sizeof(buf) - 1;
+	memcpy(buf, rec->text, len);
+	buf[len] = 0;
+	if (sscanf(buf, "w%u.%u #%u ", w, inc, i) != 3)
+		return 0;
+	return make_text(want, sizeof(want), *w, *inc, *i) == rec->text_len &&
+	       memcmp(want, rec->text, rec->text_len) == 0;
+}
+
+struct run { unsigned inc; unsigned last; int seen; };
+
+/*
+ * Reads the whole log and checks: records intact and well-formed, numbers
+ * contiguous, each (writer, incarnation) a gap-free ascending run.
+ * Returns the number of records checked.
+ */
+static size_t check_log(struct kmsg_log *log, unsigned writers, unsigned max_inc)
+{
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	struct run *runs = calloc((size_t)writers * max_inc, sizeof(*runs));
+	uint64_t prev = 0;
+	size_t n = 0;
+	int rc;
+
+	cr_assert_eq(kmsg_reader_new(&r, log, 0), 0);
+	while ((rc = kmsg_reader_next(r, &rec)) == 1) {
+		unsigned w, inc, i;
+		cr_assert_eq(rec.damaged, 0, "seq %lu: damaged records before it", (unsigned long)rec.seq);
+		cr_assert_eq(rec.lost, 0);
+		if (prev)
+			cr_assert_eq(rec.seq, prev + 1, "numbers contiguous");
+		prev = rec.seq;
+		cr_assert(parse_text(&rec, &w, &inc, &i), "seq %lu: text is exact: %.*s",
+			  (unsigned long)rec.seq, (int)rec.text_len, rec.text);
+		cr_assert(w < writers && inc < max_inc);
+		struct run *ru = &runs[w * max_inc + inc];
+		if (ru->seen)
+			cr_assert_eq(i, ru->last + 1, "writer %u.%u: gap-free run (%u after %u)",
+				     w, inc, i, ru->last);
+		ru->seen = 1;
+		ru->last = i;
+		n++;
+	}
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(log->hdr->damaged, 0);
+	kmsg_reader_free(r);
+	free(runs);
+	return n;
+}
+
+struct thread_arg { struct kmsg_log *log; unsigned w; unsigned count; };
+
+static void *thread_writer(void *p)
+{
+	struct thread_arg *a = p;
+	char text[200];
+	for (unsigned i = 0; i < a->count; i++) {
+		struct kmsg_entry e = KMSG_ENTRY_INIT;
+		e.text = text;
+		e.text_len = make_text(text, sizeof(text), a->w, 0, i);
+		if (kmsg_log_append(NULL, a->log, &e) != 0)
+			return (void *)1;
+	}
+	return NULL;
+}
+
+Test(concurrency, threads_share_one_handle)
+{
+	struct kmsg_log *log = tu_create("t.log", 32 << 20, 0);
+	pthread_t t[4];
+	struct thread_arg a[4];
+	for (unsigned k = 0; k < 4; k++) {
+		a[k] = (struct thread_arg){ log, k, 20000 };
+		pthread_create(&t[k], NULL, thread_writer, &a[k]);
+	}
+	for (unsigned k = 0; k < 4; k++) {
+		void *ret;
+		pthread_join(t[k], &ret);
+		cr_assert_null(ret);
+	}
+	cr_assert_eq(check_log(log, 4, 1), 80000, "all records kept");
+	kmsg_log_close(log);
+}
+
+Test(concurrency, processes_with_their_own_mappings)
+{
+	struct kmsg_log *log = tu_create("p.log", 32 << 20, 0);
+	char path[512];
+	pid_t pid[4];
+	snprintf(path, sizeof(path), "%s", tu_path("p.log"));
+	for (unsigned k = 0; k < 4; k++) {
+		pid[k] = fork();
+		if (pid[k] == 0) {
+			struct kmsg_log *l;
+			if (kmsg_log_open(&l, path, KMSG_OPEN_WRITE))
+				_exit(1);
+			struct thread_arg a = { l, k, 20000 };
+			_exit(thread_writer(&a) ? 1 : 0);
+		}
+	}
+	for (unsigned k = 0; k < 4; k++) {
+		int st;
+		waitpid(pid[k], &st, 0);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	cr_assert_eq(check_log(log, 4, 1), 80000);
+	struct kmsg_stat st;
+	kmsg_log_stat(&st, log);
+	cr_assert_eq(st.next_seq, 80001);
+	kmsg_log_close(log);
+}
+
+#define KW 4          /* writer slots */
+#define MAX_INC 4096  /* incarnations per slot */
+
+struct shared {
+	_Atomic int64_t max_wait_ns;   /* longest single append seen */
+	_Atomic uint64_t appends;
+};
+
+static void kill_writer(const char *path, unsigned w, unsigned inc, struct shared *sh)
+{
+	struct kmsg_log *l;
+	char text[200];
+	if (kmsg_log_open(&l, path, KMSG_OPEN_WRITE))
+		_exit(1);
+	for (unsigned i = 0;; i++) {
+		struct kmsg_entry e = KMSG_ENTRY_INIT;
+		e.text = text;
+		e.text_len = make_text(text, sizeof(text), w, inc, i);
+		int64_t t0 = mono_ns();
+		int r = kmsg_log_append(NULL, l, &e);
+		int64_t dt = mono_ns() - t0;
+		if (r != 0)
+			_exit(2);
+		int64_t m = atomic_load(&sh->max_wait_ns);
+		while (dt > m && !atomic_compare_exchange_weak(&sh->max_wait_ns, &m, dt))
+			;
+		atomic_fetch_add(&sh->appends, 1);
+	}
+}
+
+/*
+ * Four writers append in tight loops (so a kill usually lands inside an
+ * append, often inside the lock) while the parent SIGKILLs one at random
+ * every few milliseconds and starts a new incarnation in its place.
+ */
+Test(concurrency, writers_killed_at_random_points, .timeout = 600)
+{
+	struct kmsg_log *log = tu_create("k.log", 256 * 1024, 0);
+	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	char path[512];
+	pid_t pid[KW];
+	unsigned inc[KW] = { 0 };
+	unsigned kills = 0;
+	int64_t end = mono_ns() + (int64_t)(tu_stress_seconds() * 1e9);
+
+	snprintf(path, sizeof(path), "%s", tu_path("k.log"));
+	srand((unsigned)getpid());
+	for (unsigned w = 0; w < KW; w++) {
+		pid[w] = fork();
+		if (pid[w] == 0)
+			kill_writer(path, w, 0, sh);
+	}
+	while (mono_ns() < end) {
+		struct timespec ts = { 0, (rand() % 3000 + 200) * 1000L };
+		nanosleep(&ts, NULL);
+		unsigned w = (unsigned)rand() % KW;
+		int st;
+		kill(pid[w], SIGKILL);
+		waitpid(pid[w], &st, 0);
+		cr_assert(WIFSIGNALED(st), "writer %u exited %d on its own", w, WEXITSTATUS(st));
+		kills++;
+		if (++inc[w] >= MAX_INC)
+			break;
+		pid[w] = fork();
+		if (pid[w] == 0)
+			kill_writer(path, w, inc[w], sh);
+	}
+	for (unsigned w = 0; w < KW; w++) {
+		kill(pid[w], SIGKILL);
+		waitpid(pid[w], NULL, 0);
+	}
+	/* one more append proves nobody left the log wedged */
+	tu_append(log, "w0.4095 #0 ");
+	size_t checked = check_log(log, KW, MAX_INC);
+	struct kmsg_stat st;
+	kmsg_log_stat(&st, log);
+	int64_t max_wait = atomic_load(&sh->max_wait_ns);
+	fprintf(stderr, "kill test: %u kills survived, %lu appends, %zu records checked, "
+		"%lu lock takeovers, longest append %.3f ms\n", kills,
+		(unsigned long)atomic_load(&sh->appends), checked,
+		(unsigned long)st.takeovers, max_wait / 1e6);
+	cr_assert_gt(kills, 10);
+	cr_assert_lt(max_wait, 500 * 1000 * 1000, "no writer waited anywhere near the 1 s bound");
+	kmsg_log_close(log);
+}
