@@ -397,6 +397,29 @@ int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
 int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
 		     int64_t boot_real_ns);
 
+/* ------------------------------------------------------------------ */
+/* Dumps: compressed snapshots readable offline                        */
+
+/*
+ * Writes a consistent snapshot of log to fd as a gzip stream, in memory
+ * bounded by the largest record (not the log's size), while writers go on
+ * writing.  The snapshot holds every record from the oldest one to the
+ * newest at the start of the dump; if writers overwrite records before
+ * they are copied, the dump starts again (up to a few times, then -EAGAIN).
+ * The stream decompresses to a kmsg log file of its own, so
+ * kmsg_dump_open() (or gunzip and kmsg_log_open()) reads it.  *records
+ * (if not NULL) gets the number of records written.  level is zlib's
+ * compression level (-1 for the default).
+ */
+int kmsg_dump_write(uint64_t *records, struct kmsg_log *log, int fd, int level);
+
+/*
+ * Opens a dump made by kmsg_dump_write() for reading, as a read-only log:
+ * it is decompressed into memory.  A file that is not a gzip stream gives
+ * KMSG_ENOTLOG; one that is damaged or holds no log KMSG_ECORRUPT.
+ */
+int kmsg_dump_open(struct kmsg_log **out, const char *path);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

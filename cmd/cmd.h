@@ -1,0 +1,88 @@
+/*
+ * cmd.h - what the kmsg tool's subcommands share.  Each subcommand is one
+ * file, cmd/<name>.c, with an entry point cmd_<name>() and its popt table;
+ * main.c holds the table of subcommands.  Only cmd/ prints and exits.
+ */
+#ifndef KMSG_CMD_H
+#define KMSG_CMD_H
+
+#include "kmsg.h"
+
+#include <popt.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit statuses. */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+struct kmsg_cmd {
+	const char *name;
+	int (*fn)(int argc, const char **argv);
+	const char *summary;
+	const struct poptOption *options; /* for help, completions and their tests */
+};
+
+/* Subcommands, one file each. */
+int cmd_emit(int argc, const char **argv);
+int cmd_read(int argc, const char **argv);
+int cmd_clear(int argc, const char **argv);
+int cmd_follow(int argc, const char **argv);
+int cmd_dump(int argc, const char **argv);
+int cmd_stat(int argc, const char **argv);
+extern const struct poptOption emit_options[];
+extern const struct poptOption read_options[];
+extern const struct poptOption clear_options[];
+extern const struct poptOption follow_options[];
+extern const struct poptOption dump_options[];
+extern const struct poptOption stat_options[];
+
+/* The subcommand table (main.c), ending with a NULL name. */
+extern const struct kmsg_cmd kmsg_commands[];
+
+/* ---- common.c ---------------------------------------------------------- */
+
+/* Prints "kmsg: <what>: <why>" to stderr; what may be NULL. */
+void cli_error(const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* cli_error() with the words of a libkmsg code as the why. */
+void cli_lib_error(const char *what, int code);
+
+/*
+ * Reports a popt parse error ("kmsg emit: --priority: missing argument")
+ * and returns EXIT_USAGE.
+ */
+int cli_popt_error(poptContext con, const char *cmd, int rc);
+
+/*
+ * The log a subcommand works on: the --file option if given, else
+ * $KMSG_FILE, else /var/log/kmsg for root and $XDG_STATE_HOME/kmsg/log
+ * (~/.local/state/kmsg/log) for other users.  Returns a string that lives
+ * as long as the process; NULL (after printing why) if none can be found.
+ */
+const char *cli_log_path(const char *file_opt);
+
+/*
+ * Opens the log at path: for reading (flags 0) or writing.  With create,
+ * a missing log (and missing parent directories of the default path) is
+ * created with size bytes.  Prints the error and returns NULL on failure.
+ */
+struct kmsg_log *cli_open_log(const char *path, unsigned flags, int create,
+			      uint64_t size);
+
+/*
+ * Parses a size: a number with an optional K, M, G or T suffix (powers of
+ * 1024; KiB, MiB, ... are accepted too).  Returns 0 and stores it, or -1.
+ */
+int cli_parse_size(uint64_t *out, const char *s);
+
+/*
+ * Call first thing: SIGPIPE is ignored so that a closed pipe is an EPIPE
+ * error we can end on quietly, and stdout's final flush is checked at exit
+ * (a full disk is an error, util-linux close_stdout style).
+ */
+void cli_init(void);
+
+/* Ends quietly (status 0) if err is EPIPE: the reader went away. */
+void cli_exit_if_epipe(int err);
+
+#endif
