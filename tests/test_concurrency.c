@@ -22,13 +22,6 @@
 
 TestSuite(concurrency, .fini = tu_cleanup);
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Text of writer w's i-th record: a header and a filler derived from both,
  * so that any byte out of place shows. */
 static size_t make_text(char *buf, size_t cap, unsigned w, unsigned inc, unsigned i)
@@ -174,9 +167,9 @@ static void kill_writer(const char *path, unsigned w, unsigned inc, struct share
 		struct kmsg_entry e = KMSG_ENTRY_INIT;
 		e.text = text;
 		e.text_len = make_text(text, sizeof(text), w, inc, i);
-		int64_t t0 = mono_ns();
+		int64_t t0 = tu_now_ns(CLOCK_MONOTONIC);
 		int r = kmsg_log_append(NULL, l, &e);
-		int64_t dt = mono_ns() - t0;
+		int64_t dt = tu_now_ns(CLOCK_MONOTONIC) - t0;
 		if (r != 0)
 			_exit(2);
 		int64_t m = atomic_load(&sh->max_wait_ns);
@@ -200,7 +193,7 @@ Test(concurrency, writers_killed_at_random_points, .timeout = 600)
 	pid_t pid[KW];
 	unsigned inc[KW] = { 0 };
 	unsigned kills = 0;
-	int64_t end = mono_ns() + (int64_t)(tu_stress_seconds() * 1e9);
+	int64_t end = tu_now_ns(CLOCK_MONOTONIC) + (int64_t)(tu_stress_seconds() * 1e9);
 
 	snprintf(path, sizeof(path), "%s", tu_path("k.log"));
 	srand((unsigned)getpid());
@@ -209,7 +202,7 @@ Test(concurrency, writers_killed_at_random_points, .timeout = 600)
 		if (pid[w] == 0)
 			kill_writer(path, w, 0, sh);
 	}
-	while (mono_ns() < end) {
+	while (tu_now_ns(CLOCK_MONOTONIC) < end) {
 		struct timespec ts = { 0, (rand() % 3000 + 200) * 1000L };
 		nanosleep(&ts, NULL);
 		unsigned w = (unsigned)rand() % KW;

@@ -265,3 +265,49 @@ Test(log, bad_arguments)
 	cr_assert_str_eq(kmsg_strerror(KMSG_ETOOLONG), "message longer than the log's maximum record size");
 	cr_assert_str_eq(kmsg_strerror(-ENOENT), strerror(ENOENT));
 }
+
+/*
+ * A user with read permission only (run as nobody when we are root):
+ * opens, reads and waits on the log, cannot open it for writing.
+ */
+Test(log, reader_with_read_permission_only)
+{
+	struct kmsg_log *w;
+	char path[512];
+	if (geteuid() != 0)
+		cr_skip_test("needs root to become another user");
+	w = tu_create("perm.log", 65536, 0);
+	tu_append(w, "visible to readers");
+	snprintf(path, sizeof(path), "%s", tu_path("perm.log"));
+	cr_assert_eq(chmod(tu_dir(), 0755), 0);
+	cr_assert_eq(chmod(path, 0644), 0);
+
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct kmsg_log *r;
+		struct kmsg_reader *rd;
+		struct kmsg_record rec;
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		if (kmsg_log_open(&r, path, KMSG_OPEN_WRITE) != -EACCES)
+			_exit(11);
+		if (kmsg_log_open(&r, path, KMSG_OPEN_READ) != 0)
+			_exit(12);
+		if (kmsg_reader_new(&rd, r, 0) || kmsg_reader_next(rd, &rec) != 1 ||
+		    rec.text_len != strlen("visible to readers"))
+			_exit(13);
+		/* the futex wait works on a read-only mapping */
+		if (kmsg_reader_wait(rd, 2000) != 1)
+			_exit(14);
+		if (kmsg_reader_next(rd, &rec) != 1 || rec.seq != 2)
+			_exit(15);
+		_exit(0);
+	}
+	usleep(100 * 1000);
+	tu_append(w, "written while the reader waits");
+	int st;
+	waitpid(pid, &st, 0);
+	cr_assert(WIFEXITED(st));
+	cr_assert_eq(WEXITSTATUS(st), 0, "reader as nobody failed at step %d", WEXITSTATUS(st));
+	kmsg_log_close(w);
+}

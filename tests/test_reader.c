@@ -26,13 +26,6 @@
 
 TestSuite(reader, .fini = tu_cleanup);
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int next_rec(struct kmsg_reader *r, struct kmsg_record *rec)
 {
 	int n = kmsg_reader_next(r, rec);
@@ -226,9 +219,9 @@ Test(reader, wait_times_out_and_wakes_on_new_record)
 	struct kmsg_reader *r;
 	kmsg_reader_new(&r, log, 0);
 	kmsg_reader_seek(r, KMSG_SEEK_END);
-	int64_t t0 = mono_ns();
+	int64_t t0 = tu_now_ns(CLOCK_MONOTONIC);
 	cr_assert_eq(kmsg_reader_wait(r, 50), 0);
-	cr_assert_geq(mono_ns() - t0, 45 * 1000000);
+	cr_assert_geq(tu_now_ns(CLOCK_MONOTONIC) - t0, 45 * 1000000);
 	tu_append(log, "now");
 	cr_assert_eq(kmsg_reader_wait(r, 1000), 1);
 	cr_assert_eq(kmsg_reader_wait(r, 0), 1, "stays ready until read");

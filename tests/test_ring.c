@@ -19,13 +19,6 @@
 
 TestSuite(ring, .fini = tu_cleanup);
 
-static int64_t now_ns(int clock)
-{
-	struct timespec ts;
-	clock_gettime(clock, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int next_rec(struct kmsg_reader *r, struct kmsg_record *rec)
 {
 	int n = kmsg_reader_next(r, rec);
@@ -46,7 +39,7 @@ Test(ring, record_carries_what_was_appended)
 	struct kmsg_field got;
 	size_t pos = 0;
 	uint64_t seq;
-	int64_t before = now_ns(CLOCK_REALTIME), bb = now_ns(CLOCK_BOOTTIME);
+	int64_t before = tu_now_ns(CLOCK_REALTIME), bb = tu_now_ns(CLOCK_BOOTTIME);
 
 	e.facility = 3;
 	e.level = 4;
@@ -67,8 +60,8 @@ Test(ring, record_carries_what_was_appended)
 	cr_assert_eq(rec.pid, (uint32_t)getpid());
 	cr_assert_eq(rec.caller, (uint32_t)gettid());
 	cr_assert_eq(rec.flags, 0);
-	cr_assert(rec.real_ns >= before && rec.real_ns <= now_ns(CLOCK_REALTIME));
-	cr_assert(rec.boot_ns >= bb && rec.boot_ns <= now_ns(CLOCK_BOOTTIME));
+	cr_assert(rec.real_ns >= before && rec.real_ns <= tu_now_ns(CLOCK_REALTIME));
+	cr_assert(rec.boot_ns >= bb && rec.boot_ns <= tu_now_ns(CLOCK_BOOTTIME));
 	cr_assert_neq(rec.boot_id, 0, "the boot id is recorded");
 	cr_assert_eq(kmsg_field_next(&got, &rec, &pos), 1);
 	cr_assert_eq(got.key_len, 9);
@@ -374,9 +367,9 @@ Test(ring, lock_of_a_dead_writer_is_taken_over_quickly)
 	tu_append(log, "first");
 	die_holding_lock(path, 0);
 	cr_assert_neq(log->hdr->lock, 0, "the dead writer's lock is still set");
-	int64_t t0 = now_ns(CLOCK_MONOTONIC);
+	int64_t t0 = tu_now_ns(CLOCK_MONOTONIC);
 	cr_assert_eq(tu_append(log, "second"), 2, "the half-written record took no number");
-	int64_t waited = now_ns(CLOCK_MONOTONIC) - t0;
+	int64_t waited = tu_now_ns(CLOCK_MONOTONIC) - t0;
 	cr_assert_lt(waited, 50 * 1000 * 1000, "took over in %ld ns", (long)waited);
 	kmsg_log_stat(&st, log);
 	cr_assert_eq(st.takeovers, 1);
@@ -439,9 +432,9 @@ Test(ring, live_writer_holding_the_lock_gives_busy_not_a_hang, .timeout = 30)
 	}
 	char c;
 	cr_assert_eq(read(pfd[0], &c, 1), 1);
-	int64_t t0 = now_ns(CLOCK_MONOTONIC);
+	int64_t t0 = tu_now_ns(CLOCK_MONOTONIC);
 	cr_assert_eq(kmsg_log_print(log, 1, 6, "x", 1), KMSG_EBUSY);
-	int64_t waited = now_ns(CLOCK_MONOTONIC) - t0;
+	int64_t waited = tu_now_ns(CLOCK_MONOTONIC) - t0;
 	cr_assert_geq(waited, 900 * 1000 * 1000, "waited %ld ns", (long)waited);
 	cr_assert_lt(waited, 3000LL * 1000 * 1000, "waited %ld ns", (long)waited);
 	kill(pid, SIGKILL);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static char dir[256];
@@ -95,4 +96,11 @@ double tu_stress_seconds(void)
 #else
 	return 2;
 #endif
+}
+
+int64_t tu_now_ns(int clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }

@@ -22,6 +22,9 @@ uint64_t tu_append(struct kmsg_log *log, const char *text);
 /* Reads every record now in log from the oldest: count, and the last one's seq. */
 size_t tu_count(struct kmsg_log *log, uint64_t *first, uint64_t *last);
 
+/* clock_gettime(clock) in nanoseconds. */
+int64_t tu_now_ns(int clock);
+
 /* Stress duration in seconds: KMSG_STRESS_SECONDS from the build, or $KMSG_STRESS_SECONDS. */
 double tu_stress_seconds(void);
 
