@@ -375,22 +375,29 @@ void kmsg_fmt_free(struct kmsg_fmt *f);
 
 /*
  * Renders one record, newline included, into the renderer's buffer: *out
- * points at it until the next call.  Returns the length or -ENOMEM.
+ * points at it until the next call.  Returns the length, -ENOMEM,
+ * KMSG_EINVAL (bad arguments) or KMSG_ECORRUPT (malformed fields).
  * Times are taken from the record: boot_ns for since-boot times and deltas,
  * real_ns for reltime, ctime and iso (local time zone, as localtime(3)).
- * Non-printable bytes and invalid UTF-8 are written as \xNN unless
- * KMSG_FMT_NOESCAPE.  For JSON the first call also emits the opening and
- * kmsg_fmt_end() the closing text.
+ * KMSG_FMT_SHOWDELTA applies to MONO, NOTIME and CTIME (dmesg -T -d) and
+ * is ignored by RELTIME, ISO and RAW; RAW ignores DECODE; the /dev/kmsg
+ * output ignores the time format and NOESCAPE.  Non-printable bytes and
+ * invalid UTF-8 are written as \xNN unless KMSG_FMT_NOESCAPE.  JSON always
+ * uses since-boot time, as dmesg does; its first call also emits the
+ * opening, each record's closing brace comes with the next record or with
+ * kmsg_fmt_end(), so every chunk ends in a newline.
  */
 int kmsg_fmt_record(const char **out, struct kmsg_fmt *f,
 		    const struct kmsg_record *rec);
 int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
 
 /*
- * Parses one line of dmesg raw text ("<N>[ seconds.micros] text", as
- * dmesg -r prints; the "<N>" and the time are each optional) into *rec,
- * whose text points into line.  boot_ns is the time given, real_ns is
- * boot_real_ns + boot_ns (pass the machine's boot time, as dmesg -F does).
+ * Parses one line of dmesg raw text ("<N>[ seconds.fraction] text", as
+ * dmesg -r prints; the "<N>" and the time are each optional: without them
+ * the record is user.notice at time 0; the fraction is a decimal fraction)
+ * into *rec, whose text points into line.  boot_ns is the time given,
+ * real_ns is boot_real_ns + boot_ns: pass the machine's boot time as
+ * dmesg -F computes it (whole seconds; see format.c) to match its output.
  * Returns 1 for a record, 0 for a line that holds none (empty), or
  * KMSG_EINVAL.
  */
