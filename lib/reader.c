@@ -165,6 +165,8 @@ static int load_window(const struct kmsg_log *log, uint64_t *head, uint64_t *tai
 		return KMSG_ECORRUPT;
 	if (hd > t || t - hd > log->data_size)
 		hd = t > log->data_size ? (t - log->data_size) : 0;
+	/* Records sit on 8-byte boundaries; a head off them is damage. */
+	hd = (hd + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
 	*head = hd;
 	*tail = t;
 	return 0;

@@ -1,0 +1,96 @@
+/*
+ * fuzz_log.c - a log file image from the fuzzer, opened and read.
+ *
+ * The input is the file.  Its static header is made valid (magic, sizes,
+ * checksum) unless the first byte says otherwise, so the fuzzer spends its
+ * time on what a damaged or hostile ring holds rather than on header
+ * checksums.  The image is opened read-only and read to the end, seeked
+ * by sequence and time, then opened for writing (which repairs) and
+ * appended to.  Nothing may crash, hang or read out of bounds.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+#include "crc32c.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static void read_all(struct kmsg_log *log, unsigned flags)
+{
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	if (kmsg_reader_new(&r, log, flags))
+		return;
+	for (int i = 0; i < 20000 && kmsg_reader_next(r, &rec) == 1; i++) {
+		struct kmsg_field f;
+		size_t pos = 0;
+		while (kmsg_field_next(&f, &rec, &pos) == 1)
+			;
+	}
+	kmsg_reader_flush(r, INT64_MAX);
+	for (int i = 0; i < 1000 && kmsg_reader_next(r, &rec) == 1; i++)
+		;
+	kmsg_reader_seek_seq(r, 3);
+	kmsg_reader_next(r, &rec);
+	kmsg_reader_seek_time(r, 1000);
+	kmsg_reader_next(r, &rec);
+	kmsg_reader_seek(r, KMSG_SEEK_CLEARED);
+	kmsg_reader_next(r, &rec);
+	kmsg_reader_free(r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t fsize = size < 4096 ? 4096 : (size + 4095) / 4096 * 4096;
+	char path[64];
+	struct kmsg_log *log;
+	unsigned char *img;
+	int fd;
+
+	if (fsize > (1 << 20))
+		return 0;
+	img = calloc(1, fsize);
+	memcpy(img, data, size);
+	if (size == 0 || !(data[0] & 1)) {
+		struct kmsg_hdr *h = (void *)img;
+		memcpy(h->magic, KMSG_MAGIC, 8);
+		h->version = KMSG_FORMAT_VERSION;
+		h->header_size = HDR_SIZE;
+		h->incompat = 0;
+		h->file_size = fsize;
+		h->data_off = HDR_SIZE;
+		h->data_size = fsize - HDR_SIZE - HDR_STATIC;
+		h->max_fields = KMSG_MAX_FIELDS_BYTES;
+		h->max_text = 1 + h->max_text % 1024;
+		if (h->first_seq == 0)
+			h->first_seq = 1;
+		h->header_crc = crc32c_extend(0, h, HDR_CRC_OFF);
+		if (data[0] & 2)
+			memcpy(img + fsize - HDR_STATIC, img, HDR_STATIC);
+	}
+	fd = memfd_create("fuzz", 0);
+	if (fd < 0 || write(fd, img, fsize) != (ssize_t)fsize)
+		abort();
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (kmsg_log_open(&log, path, 0) == 0) {
+		struct kmsg_stat st;
+		kmsg_log_stat(&st, log);
+		read_all(log, 0);
+		read_all(log, KMSG_READER_JOIN);
+		kmsg_log_close(log);
+	}
+	if (kmsg_log_open(&log, path, KMSG_OPEN_WRITE) == 0) {
+		struct kmsg_entry e = KMSG_ENTRY_INIT;
+		e.text = "fuzz";
+		e.text_len = 4;
+		for (int i = 0; i < 3; i++)
+			kmsg_log_append(NULL, log, &e);
+		read_all(log, 0);
+		kmsg_log_close(log);
+	}
+	close(fd);
+	free(img);
+	return 0;
+}

@@ -1,0 +1,63 @@
+/*
+ * fuzz_text.c - the text parsers and renderers: dmesg raw text lines,
+ * priorities and <N> prefixes, and every output format and time format of
+ * the renderer over the parsed records (fields made from the input too).
+ */
+#include "kmsg.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1);
+	int fac, lvl;
+	unsigned char fields[300];
+	size_t flen = 0;
+
+	memcpy(s, data, size);
+	s[size] = 0;
+	kmsg_prio_parse(&fac, &lvl, s);
+	kmsg_prio_prefix(&fac, &lvl, s, size);
+	kmsg_facility_parse(s, size);
+	kmsg_level_parse(s, size);
+
+	/* fields: up to 3 entries of "KEY=<bytes of the input>" */
+	for (int i = 0; i < 3 && size > 0; i++) {
+		size_t vl = size < 60 ? size : 60;
+		uint16_t l = (uint16_t)(4 + vl);
+		memcpy(fields + flen, &l, 2);
+		memcpy(fields + flen + 2, "K_1=", 4);
+		memcpy(fields + flen + 6, data, vl);
+		flen += 2 + l;
+	}
+
+	for (int out = 0; out < 3; out++)
+		for (int t = 0; t <= KMSG_TIME_RAW; t++) {
+			struct kmsg_fmt_opts o = KMSG_FMT_OPTS_INIT;
+			struct kmsg_fmt *f;
+			const char *p;
+			o.output = (enum kmsg_output)out;
+			o.time = (enum kmsg_time_format)t;
+			o.flags = size ? data[0] & 0x1f : 0;
+			if (kmsg_fmt_new(&f, &o))
+				continue;
+			const char *line = s, *end = s + size;
+			while (line < end) {
+				const char *nl = memchr(line, '\n', (size_t)(end - line));
+				size_t len = nl ? (size_t)(nl - line) : (size_t)(end - line);
+				struct kmsg_record rec;
+				if (kmsg_dmesg_parse(&rec, line, len, 1700000000LL * 1000000000) == 1) {
+					rec.fields = fields;
+					rec.fields_len = flen;
+					kmsg_fmt_record(&p, f, &rec);
+				}
+				line += len + 1;
+			}
+			kmsg_fmt_end(&p, f);
+			kmsg_fmt_free(f);
+		}
+	free(s);
+	return 0;
+}
