@@ -221,7 +221,11 @@ int ring_lock(struct kmsg_log *log)
 			continue;
 		}
 		if (spins < 200) {
-			cpu_relax();
+			/* Back off a little more each time: a spinner that
+			 * re-reads the lock word at once steals the cache line
+			 * from the holder, which needs it to finish. */
+			for (unsigned k = 0; k < (1u << (spins < 6 ? spins : 6)); k++)
+				cpu_relax();
 			continue;
 		}
 		/* cur == me is another thread on this handle: alive by
@@ -349,10 +353,13 @@ static void evict_until(struct kmsg_log *log, uint64_t end)
 	 * that it was evicted (pairs with the readers' fence-then-load):
 	 * a release fence orders this store before the stores that follow. */
 	atomic_thread_fence(memory_order_release);
+	/* Under the lock: plain stores, no locked instruction on the hot line. */
 	if (evicted)
-		atomic_fetch_add_explicit(&h->evicted, evicted, memory_order_relaxed);
+		atomic_store_explicit(&h->evicted, evicted +
+			atomic_load_explicit(&h->evicted, memory_order_relaxed), memory_order_relaxed);
 	if (damaged)
-		atomic_fetch_add_explicit(&h->damaged, damaged, memory_order_relaxed);
+		atomic_store_explicit(&h->damaged, damaged +
+			atomic_load_explicit(&h->damaged, memory_order_relaxed), memory_order_relaxed);
 }
 
 /* Writes a pad record at pos that fills the lap to its end, committed. */
