@@ -442,3 +442,17 @@ Test(ring, live_writer_holding_the_lock_gives_busy_not_a_hang, .timeout = 30)
 	cr_assert_eq(kmsg_log_print(log, 1, 6, "x", 1), 0, "once it is dead, writing goes on");
 	kmsg_log_close(log);
 }
+
+Test(ring, sync_mode_appends_and_reads_back)
+{
+	struct kmsg_log *log = tu_create("sync.log", 65536, 0);
+	kmsg_log_close(log);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("sync.log"), KMSG_OPEN_WRITE | KMSG_OPEN_SYNC), 0);
+	for (int i = 0; i < 20; i++)
+		tu_append(log, "on stable storage before append returns");
+	cr_assert_eq(kmsg_log_clear(log, 5), 0);
+	uint64_t first, last;
+	cr_assert_eq(tu_count(log, &first, &last), 20);
+	cr_assert_eq(last, 20);
+	kmsg_log_close(log);
+}
