@@ -366,7 +366,11 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 		const struct kmsg_hdr *s = use_backup ? &backup : &primary;
 		log->data_size = s->data_size;
 		log->max_text = s->max_text;
-		log->max_rec = log->data_size / 2;
+		/* The largest record a writer may make: half the ring, and
+		 * no more than the longest text with the most fields. */
+		log->max_rec = rec_size(log->max_text, KMSG_MAX_FIELDS_BYTES);
+		if (log->max_rec > log->data_size / 2)
+			log->max_rec = log->data_size / 2 & ~(uint64_t)(REC_ALIGN - 1);
 	}
 	log->boot_id = read_boot_id();
 	log->pid = (uint32_t)getpid();
@@ -407,6 +411,12 @@ fail:
 	munmap(log->map, log->map_size);
 	free(log);
 	return r;
+}
+
+/* For dump.c: a decompressed dump is opened from its memfd. */
+int log_open_fd(struct kmsg_log **out, int fd, unsigned flags)
+{
+	return open_fd(out, fd, flags);
 }
 
 int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags)
@@ -525,9 +535,6 @@ int kmsg_log_create(struct kmsg_log **out, const char *path,
 	if (!out || !path || (flags & ~(unsigned)(KMSG_OPEN_WRITE | KMSG_OPEN_SYNC)))
 		return KMSG_EINVAL;
 	flags |= KMSG_OPEN_WRITE;
-	r = check_opts(o);
-	if (r < 0)
-		return r;
 	for (int attempt = 0; attempt < 8; attempt++) {
 		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 		if (fd >= 0) {
@@ -540,6 +547,10 @@ int kmsg_log_create(struct kmsg_log **out, const char *path,
 		}
 		if (errno != ENOENT)
 			return errno == ELOOP ? -ELOOP : -errno;
+		/* The options matter only for a new file. */
+		r = check_opts(o);
+		if (r < 0)
+			return r;
 		r = build_new(&fd, tmp, sizeof(tmp), path, o);
 		if (r < 0)
 			return r;
