@@ -79,24 +79,16 @@ static struct kmsg_log *fresh(const char *name, uint64_t size)
 	return log;
 }
 
-/* Median per-append cost over samples, on a warmed ring. */
-static double append_p50(struct kmsg_log *log, size_t samples, double *p99)
+/* Per-append cost of one batch, in ns, on a warmed ring. */
+static double append_batch(struct kmsg_log *log)
 {
-	double *v = malloc(samples * sizeof(*v));
-	for (size_t s = 0; s < samples; s++) {
-		int64_t t0 = now_ns();
-		for (int i = 0; i < BATCH; i++) {
-			int r = kmsg_log_print(log, 1, 6, msg, MSG_LEN - 1);
-			if (r)
-				die("append", r);
-		}
-		v[s] = (double)(now_ns() - t0) / BATCH;
+	int64_t t0 = now_ns();
+	for (int i = 0; i < BATCH; i++) {
+		int r = kmsg_log_print(log, 1, 6, msg, MSG_LEN - 1);
+		if (r)
+			die("append", r);
 	}
-	if (p99)
-		*p99 = pct(v, samples, 0.99);
-	double m = median(v, samples);
-	free(v);
-	return m;
+	return (double)(now_ns() - t0) / BATCH;
 }
 
 /* Appends one lap's worth; returns ns per record (includes first-touch faults). */
@@ -258,15 +250,27 @@ int main(int argc, char **argv)
 	const char *names[] = { "64k", "1m", "64m", "1g" };
 	int nsizes = quick ? 2 : 4;
 	double p50[4], p99[4], cold[4];
+	struct kmsg_log *rings[4];
+	double *v[4];
 	for (int i = 0; i < nsizes; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "ring-%s.log", names[i]);
-		struct kmsg_log *log = fresh(name, sizes[i]);
-		cold[i] = warm(log, sizes[i]);
-		p50[i] = append_p50(log, samples, &p99[i]);
-		kmsg_log_close(log);
+		rings[i] = fresh(name, sizes[i]);
+		cold[i] = warm(rings[i], sizes[i]);
+		v[i] = malloc(samples * sizeof(double));
+	}
+	/* The sizes take turns, batch by batch, so that whatever else the
+	 * machine does falls on all of them alike and the ratio holds. */
+	for (size_t s = 0; s < samples; s++)
+		for (int i = 0; i < nsizes; i++)
+			v[i][s] = append_batch(rings[i]);
+	for (int i = 0; i < nsizes; i++) {
 		char path[1100];
-		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		p99[i] = pct(v[i], samples, 0.99);
+		p50[i] = median(v[i], samples);
+		free(v[i]);
+		kmsg_log_close(rings[i]);
+		snprintf(path, sizeof(path), "%s/ring-%s.log", dir, names[i]);
 		unlink(path);
 		printf("append, %-4s ring: p50 %6.1f ns  p99 %6.1f ns  (first lap %.1f ns/record)\n",
 		       names[i], p50[i], p99[i], cold[i]);

@@ -1,15 +1,66 @@
-/* clear.c - placeholder until the subcommand is written. */
-#include "cmd.h"
+/*
+ * clear.c - kmsg clear: mark every record written so far as cleared, as
+ * dmesg -C does for the kernel's buffer.  Nothing is deleted: readers
+ * start after the mark (kmsg read, follow -n all), and kmsg stat and
+ * readers that ask for the oldest record still see the rest.
+ */
+#include "output.h"
+
+#include <stdio.h>
+
+static const char *file_opt;
 
 const struct poptOption clear_options[] = {
+	{ "file", 'F', POPT_ARG_STRING, &file_opt, 0,
+	  "the log to clear (needs write permission)", "PATH" },
 	POPT_AUTOHELP
 	POPT_TABLEEND
 };
 
 int cmd_clear(int argc, const char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cli_error("clear", "not built yet");
-	return EXIT_FAIL;
+	poptContext con = poptGetContext("kmsg clear", argc, argv, clear_options, 0);
+	struct kmsg_log *log = NULL;
+	struct kmsg_stat st;
+	const char *path;
+	int rc, kind, status = EXIT_FAIL;
+
+	while ((rc = poptGetNextOpt(con)) > 0)
+		;
+	if (rc < -1) {
+		status = cli_popt_error(con, "clear", rc);
+		goto out;
+	}
+	if (poptPeekArg(con)) {
+		fprintf(stderr, "kmsg clear: unexpected argument '%s'\n"
+			"Try 'kmsg clear --help' for more information.\n",
+			poptPeekArg(con));
+		status = EXIT_USAGE;
+		goto out;
+	}
+	path = cli_log_path(file_opt);
+	if (path == NULL)
+		goto out;
+	/* say what the file is rather than "not a kmsg log file" */
+	kind = src_detect(path);
+	if (kind == SRC_DUMP || kind == SRC_TEXT) {
+		cli_error(path, "is %s, which cannot be cleared",
+			  kind == SRC_DUMP ? "a kmsg dump" : "not a kmsg log");
+		goto out;
+	}
+	log = cli_open_log(path, KMSG_OPEN_WRITE, 0, 0);
+	if (log == NULL)
+		goto out;
+	rc = kmsg_log_stat(&st, log);
+	if (rc == 0)
+		rc = kmsg_log_clear(log, st.next_seq);
+	if (rc < 0) {
+		cli_lib_error(path, rc);
+		goto out;
+	}
+	status = EXIT_OK;
+out:
+	kmsg_log_close(log);
+	poptFreeContext(con);
+	return status;
 }

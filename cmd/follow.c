@@ -1,15 +1,395 @@
-/* follow.c - placeholder until the subcommand is written. */
-#include "cmd.h"
+/*
+ * follow.c - kmsg follow: as tail -f (or dmesg -w) for a log: the last
+ * records, then every new one the moment it is written, with all of kmsg
+ * read's formats and filters.
+ *
+ * The follower sleeps on the log's futex (kmsg_reader_wait()), so a new
+ * record wakes it within microseconds and an idle log costs nothing.  The
+ * only timed wake is for fragments: a line whose end has not come is
+ * shown as it is FRAGMENT_WAIT_MS after its first part was written (a
+ * writer that died mid-line must not hide it for ever).  When writers
+ * overtake the follower it says on stderr how many records it lost and
+ * carries on.  SIGINT, SIGTERM and SIGHUP end it quietly with status 0,
+ * after closing a JSON document; so does a closed output pipe.
+ */
+#define _GNU_SOURCE
+#include "output.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FRAGMENT_WAIT_MS 2000
+#define DEFAULT_LINES 10
+#define STOPPED (-1)  /* follow_loop(): a signal asked for the end */
+
+static const char *file_opt, *lines_opt;
 
 const struct poptOption follow_options[] = {
+	{ "file", 'F', POPT_ARG_STRING, &file_opt, 0,
+	  "the log to follow", "PATH" },
+	{ "lines", 'n', POPT_ARG_STRING, &lines_opt, 0,
+	  "first print the last N records (default 10; all: every record "
+	  "not cleared; 0: only new ones)", "N|all" },
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_options, 0,
+	  "Format and filter options:", NULL },
 	POPT_AUTOHELP
 	POPT_TABLEEND
 };
 
+static volatile sig_atomic_t stop, waiting;
+static sigjmp_buf wake;
+
+/*
+ * Asks the loop to end.  If it is asleep in (or just about to enter) the
+ * wait, jumps out of it: testing the flag and then sleeping would leave a
+ * window in which the signal is missed.  The wait holds no lock and no
+ * memory, so leaving it half-way is safe.
+ */
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+	if (waiting) {
+		waiting = 0;
+		siglongjmp(wake, 1);
+	}
+}
+
+/*
+ * Sleeps until the reader of our output pipe goes away (the write end then
+ * reports POLLERR), then ends the process: the follower itself may be
+ * asleep on the futex for hours and would only notice at its next write.
+ */
+static void *watch_pipe(void *arg)
+{
+	struct pollfd p = { .fd = STDOUT_FILENO, .events = 0 };
+
+	(void)arg;
+	for (;;) {
+		if (poll(&p, 1, -1) < 0 && errno == EINTR)
+			continue;
+		if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
+			_exit(EXIT_OK);
+	}
+	return NULL;
+}
+
+/*
+ * Installs the handlers (no SA_RESTART: the wait must return -EINTR) and,
+ * when stdout is a pipe or socket, the pipe watcher, which blocks these
+ * signals so that they reach the main thread.
+ */
+static void setup_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+	struct stat st;
+	sigset_t set, old;
+	pthread_t t;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&set, sigs[i]);
+	}
+	if (fstat(STDOUT_FILENO, &st) < 0 ||
+	    !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return;
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	if (pthread_create(&t, NULL, watch_pipe, NULL) == 0)
+		pthread_detach(t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static int64_t clock_now(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * With a filter, the last n records means the last n that pass it.  Looks
+ * back from end over ever larger windows (n, 4n, 16n, ... records) until
+ * one holds n matching records or reaches floor; returns the sequence
+ * number to start at.  Each look is a seek and a read, so finding them
+ * costs at most a few reads of the part of the log they span.
+ */
+static int find_start(uint64_t *start, struct kmsg_reader *r,
+		      const struct output *o, uint64_t n, uint64_t floor,
+		      uint64_t end)
+{
+	uint64_t *ring = NULL, window = n, from, count;
+	struct kmsg_record rec;
+	int rc = 0;
+
+	ring = malloc(n * sizeof(*ring));
+	if (ring == NULL)
+		return -ENOMEM;
+	for (;;) {
+		from = window < end - floor ? end - window : floor;
+		rc = kmsg_reader_seek_seq(r, from);
+		if (rc < 0)
+			goto out;
+		count = 0;
+		while ((rc = kmsg_reader_next(r, &rec)) > 0 && rec.seq < end) {
+			if (out_match(o, &rec))
+				ring[count++ % n] = rec.seq;
+		}
+		if (rc < 0)
+			goto out;
+		if (count >= n) {
+			*start = ring[count % n];
+			break;
+		}
+		if (from == floor) {
+			*start = floor;
+			break;
+		}
+		window = window > UINT64_MAX / 4 ? UINT64_MAX : window * 4;
+	}
+	rc = 0;
+out:
+	free(ring);
+	return rc;
+}
+
+/* Places r where printing starts: see the -n option. */
+static int position(struct kmsg_reader *r, struct kmsg_log *log,
+		    const struct output *o, int all, uint64_t n)
+{
+	struct kmsg_stat st;
+	uint64_t floor, start;
+	int rc = kmsg_log_stat(&st, log);
+
+	if (rc < 0)
+		return rc;
+	floor = st.clear_seq > st.first_seq ? st.clear_seq : st.first_seq;
+	if (all)
+		return o->have_since ? kmsg_reader_seek_time(r, o->since_ns)
+				     : kmsg_reader_seek(r, KMSG_SEEK_CLEARED);
+	if (n == 0 || st.next_seq <= floor)
+		return kmsg_reader_seek_seq(r, st.next_seq);
+	if (!o->filtering || n >= st.next_seq - floor)
+		return kmsg_reader_seek_seq(r, n < st.next_seq - floor ?
+					    st.next_seq - n : floor);
+	rc = find_start(&start, r, o, n, floor, st.next_seq);
+	if (rc < 0)
+		return rc;
+	return kmsg_reader_seek_seq(r, start);
+}
+
+/*
+ * Prints every record the reader has now (stopping early if a signal asks
+ * for the end).  Returns 0, or a negative code: of the reader, with
+ * *read_err set, or of writing, for out_fail().
+ */
+static int drain(struct output *o, struct kmsg_reader *r, uint64_t clear_seq,
+		 int *read_err)
+{
+	struct kmsg_record rec;
+	int rc;
+
+	while (!stop && (rc = kmsg_reader_next(r, &rec)) != 0) {
+		if (rc < 0) {
+			*read_err = 1;
+			return rc;
+		}
+		OUT_GAPS(o, &rec);
+		if (rec.seq < clear_seq)
+			continue;
+		rc = out_record(o, &rec);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Prints what the reader has and then each new record as it comes, until
+ * a signal asks for the end (returns STOPPED) or reading or writing fails
+ * (reports it and returns an exit status).
+ */
+static int follow_loop(struct output *o, struct kmsg_reader *r,
+		       const char *path, uint64_t clear_seq)
+{
+	int rc, timed_out = 0, maybe_pending = 1, read_err = 0;
+	int64_t activity;
+
+	activity = clock_now(CLOCK_MONOTONIC);
+	for (;;) {
+		int64_t left;
+		int timeout = -1;
+
+		/* After a quiet spell every incomplete line is due; else
+		 * those begun more than FRAGMENT_WAIT_MS ago. */
+		kmsg_reader_flush(r, timed_out ? INT64_MAX :
+				  clock_now(CLOCK_REALTIME) -
+				  (int64_t)FRAGMENT_WAIT_MS * 1000000);
+		rc = drain(o, r, clear_seq, &read_err);
+		if (rc == 0)
+			rc = out_flush(o);
+		if (rc < 0 && read_err) {
+			out_flush(o);
+			cli_lib_error(path, rc);
+			return EXIT_FAIL;
+		}
+		if (rc < 0)
+			return out_fail(o, rc);
+		if (timed_out)
+			maybe_pending = 0;
+		if (stop)
+			return STOPPED;
+		/* Records came since the last quiet spell: one of them may
+		 * be a fragment, due FRAGMENT_WAIT_MS after it came. */
+		if (maybe_pending) {
+			left = activity + (int64_t)FRAGMENT_WAIT_MS * 1000000 -
+			       clock_now(CLOCK_MONOTONIC);
+			timeout = left > 0 ? (int)((left + 999999) / 1000000) : 0;
+		}
+		waiting = 1;
+		if (stop)
+			return STOPPED;
+		rc = kmsg_reader_wait(r, timeout);
+		waiting = 0;
+		timed_out = rc == 0;
+		if (rc == -EINTR)
+			continue;
+		if (rc < 0) {
+			cli_lib_error(path, rc);
+			return EXIT_FAIL;
+		}
+		if (rc == 1) {
+			maybe_pending = 1;
+			activity = clock_now(CLOCK_MONOTONIC);
+		}
+	}
+}
+
+static int parse_lines(int *all, uint64_t *n, const char *s)
+{
+	char *end;
+
+	if (!strcmp(s, "all") || !strcmp(s, "+0")) {
+		*all = 1;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*n = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
 int cmd_follow(int argc, const char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cli_error("follow", "not built yet");
-	return EXIT_FAIL;
+	/* static: the signal handler may jump back into this function, and
+	 * only objects in static storage keep their values across that */
+	static poptContext con;
+	static struct output o;
+	static struct kmsg_log *log;
+	static struct kmsg_reader *r;
+	static int status, setup;
+	static uint64_t clear_seq;
+	const char *path;
+	uint64_t n = DEFAULT_LINES;
+	int rc, kind, all = 0;
+
+	con = poptGetContext("kmsg follow", argc, argv, follow_options, 0);
+	o.saved_out = o.saved_err = -1;
+	log = NULL;
+	r = NULL;
+	clear_seq = 0;
+	status = EXIT_FAIL;
+	setup = 0;
+	while ((rc = poptGetNextOpt(con)) > 0)
+		;
+	if (rc < -1) {
+		status = cli_popt_error(con, "follow", rc);
+		goto out;
+	}
+	if (poptPeekArg(con)) {
+		fprintf(stderr, "kmsg follow: unexpected argument '%s'\n"
+			"Try 'kmsg follow --help' for more information.\n",
+			poptPeekArg(con));
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (lines_opt && parse_lines(&all, &n, lines_opt) < 0) {
+		fprintf(stderr, "kmsg follow: --lines %s: not a number or 'all'\n"
+			"Try 'kmsg follow --help' for more information.\n",
+			lines_opt);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	status = out_setup(&o, "follow", 1);
+	setup = 1;
+	if (status != 0)
+		goto out;
+	status = EXIT_FAIL;
+	/* --since says where to start, unless -n says it too */
+	if (o.have_since && !lines_opt)
+		all = 1;
+	path = cli_log_path(file_opt);
+	if (path == NULL)
+		goto out;
+	kind = src_detect(path);
+	if (kind == -EISDIR) {
+		cli_error(path, "is a directory");
+		goto out;
+	}
+	if (kind == SRC_DUMP || kind == SRC_TEXT) {
+		cli_error(path, "is %s, not a live log: use 'kmsg read'",
+			  kind == SRC_DUMP ? "a kmsg dump" : "not a kmsg log");
+		goto out;
+	}
+	log = cli_open_log(path, 0, 0, 0);
+	if (log == NULL)
+		goto out;
+	rc = kmsg_reader_new(&r, log, KMSG_READER_JOIN);
+	if (rc == 0)
+		rc = position(r, log, &o, all, n);
+	if (rc < 0) {
+		cli_lib_error(path, rc);
+		goto out;
+	}
+	if (all && o.have_since) {
+		struct kmsg_stat st;
+
+		if (kmsg_log_stat(&st, log) == 0)
+			clear_seq = st.clear_seq;
+	}
+	if (sigsetjmp(wake, 1) == 0) {
+		setup_signals();
+		status = follow_loop(&o, r, path, clear_seq);
+		if (status != STOPPED)
+			goto out;
+	}
+	/* stopped by a signal: what was printed stays as printed; JSON gets its closing */
+	rc = out_end(&o);
+	if (rc < 0) {
+		status = out_fail(&o, rc);
+		goto out;
+	}
+	status = EXIT_OK;
+out:
+	waiting = 0;
+	kmsg_reader_free(r);
+	if (setup)
+		out_free(&o);
+	kmsg_log_close(log);
+	poptFreeContext(con);
+	return status;
 }

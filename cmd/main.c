@@ -25,9 +25,29 @@ static void usage(FILE *f)
 		   "kmsg(1) has the whole manual.\n");
 }
 
+/* Prints one line per option of a popt table, tables it includes too. */
+static void list_table(const struct poptOption *opts)
+{
+	for (const struct poptOption *o = opts; o->longName || o->shortName || o->arg; o++) {
+		unsigned type = o->argInfo & POPT_ARG_MASK;
+		if (type == POPT_ARG_INCLUDE_TABLE) {
+			if (o->arg != (void *)poptHelpOptions)
+				list_table(o->arg);
+			continue;
+		}
+		if (type == POPT_ARG_CALLBACK || (o->argInfo & POPT_ARGFLAG_DOC_HIDDEN))
+			continue;
+		printf("%c%c --%s %s\n", o->shortName ? '-' : ' ',
+		       o->shortName ? o->shortName : '-',
+		       o->longName ? o->longName : "-",
+		       type == POPT_ARG_NONE || type == POPT_ARG_VAL ? "-" :
+		       (o->argInfo & POPT_ARGFLAG_OPTIONAL) ? "optarg" : "arg");
+	}
+}
+
 /*
  * "kmsg options CMD" prints one line per option of CMD: the short form
- * (or -), the long form (or -), and "arg" if it takes an argument.  The
+ * (or -), the long form (or -), and whether it takes an argument.  The
  * shell completions are checked against it, so they cannot drift.
  */
 static int list_options(const char *name)
@@ -35,16 +55,7 @@ static int list_options(const char *name)
 	for (const struct kmsg_cmd *c = kmsg_commands; c->name; c++) {
 		if (strcmp(c->name, name))
 			continue;
-		for (const struct poptOption *o = c->options; o->longName || o->shortName || o->arg; o++) {
-			unsigned type = o->argInfo & POPT_ARG_MASK;
-			if (type == POPT_ARG_INCLUDE_TABLE || (o->argInfo & POPT_ARGFLAG_DOC_HIDDEN))
-				continue;
-			printf("%c%c --%s %s\n", o->shortName ? '-' : ' ',
-			       o->shortName ? o->shortName : '-',
-			       o->longName ? o->longName : "-",
-			       type == POPT_ARG_NONE || type == POPT_ARG_VAL ? "-" :
-			       (o->argInfo & POPT_ARGFLAG_OPTIONAL) ? "optarg" : "arg");
-		}
+		list_table(c->options);
 		return EXIT_OK;
 	}
 	cli_error(name, "no such command");

@@ -44,6 +44,7 @@ struct kmsg_reader {
 
 	/* joining */
 	struct pending slots[JOIN_SLOTS];
+	int nused;               /* slots in use: none means nothing to scan */
 	uint64_t age;
 	uint64_t carry_lost, carry_damaged;  /* gaps seen on held fragments */
 	int64_t flush_before;
@@ -124,6 +125,7 @@ static void drop_pending(struct kmsg_reader *r)
 {
 	for (int i = 0; i < JOIN_SLOTS; i++)
 		r->slots[i].used = 0;
+	r->nused = 0;
 	r->stashed = 0;
 	r->carry_lost = r->carry_damaged = 0;
 }
@@ -297,6 +299,7 @@ static int emit_pending(struct kmsg_reader *r, struct pending *p,
 	rec->fields_len = p->flen;
 	rec->flags = partial ? (KMSG_FRAGMENT | KMSG_PARTIAL) : 0;
 	p->used = 0;
+	r->nused--;
 	return 1;
 }
 
@@ -371,6 +374,12 @@ static int next_joined(struct kmsg_reader *r, struct kmsg_record *out)
 				return n;
 			}
 		}
+		if (!r->nused && !(rec.flags & KMSG_FRAGMENT)) {
+			/* The common case: no line in progress, a whole line. */
+			*out = rec;
+			add_carry(r, out);
+			return 1;
+		}
 		for (int i = 0; i < JOIN_SLOTS; i++) {
 			struct pending *q = &r->slots[i];
 			if (!q->used) {
@@ -408,6 +417,7 @@ static int next_joined(struct kmsg_reader *r, struct kmsg_record *out)
 			}
 			p = freeslot;
 			p->used = 1;
+			r->nused++;
 			p->caller = rec.caller;
 			p->boot_id = rec.boot_id;
 			p->age = r->age++;

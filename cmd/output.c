@@ -1,0 +1,1000 @@
+/*
+ * output.c - what kmsg read and kmsg follow share: dmesg's format and
+ * filter options, the filter itself, telling a log from a dump or dmesg
+ * text, and writing rendered records to standard output fast.
+ *
+ * Records are rendered by libkmsg (kmsg_fmt_record(), byte for byte what
+ * util-linux dmesg prints) into one large buffer written with write(2)
+ * when it fills: a record costs a memcpy, not a stdio call, which keeps
+ * kmsg read near the speed of cat.  The options follow util-linux 2.38's
+ * dmesg: the last time format given wins, -d then turns it into its delta
+ * form, and -r cannot be mixed with the options that change a line.
+ */
+#define _GNU_SOURCE
+#include "output.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Large enough that writing costs nothing next to rendering. */
+#define OUT_BUF_SIZE (1u << 20)
+
+#define NS_PER_SEC INT64_C(1000000000)
+
+enum {
+	OPT_CTIME = 1, OPT_RELTIME, OPT_DELTA, OPT_NOTIME, OPT_TIMEFMT,
+	OPT_RAW, OPT_DECODE, OPT_JSON, OPT_OUTPUT, OPT_NOESCAPE, OPT_FIELDS,
+	OPT_COLOR, OPT_HUMAN, OPT_NOPAGER, OPT_LEVEL, OPT_FACILITY,
+	OPT_KERNEL, OPT_USER, OPT_SINCE, OPT_UNTIL, OPT_MATCH,
+};
+
+enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+
+/* What the options asked for, as the callback saw them, in order. */
+static struct {
+	int time;            /* enum kmsg_time_format */
+	int delta, raw, decode, noescape, fields, human, nopager;
+	enum kmsg_output output;
+	enum color_mode color;
+	int color_given;
+	uint32_t levels, facilities;
+	int flt_lev, flt_fac;
+	int have_since, have_until;
+	int64_t since, until;
+	char **match;
+	size_t nmatch;
+	const char *conflict; /* an option -r cannot be used with */
+	char err[300];        /* the first bad option, for out_setup() */
+} args = {
+	.time = KMSG_TIME_MONO,
+	.output = KMSG_OUT_SHORT,
+};
+
+static void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Keeps the first error an option gave, for out_setup() to report. */
+static void bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (args.err[0] != '\0')
+		return;
+	va_start(ap, fmt);
+	vsnprintf(args.err, sizeof(args.err), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Adds a comma-separated list of facility or level names (or numbers) to
+ * *bits.  For levels "err+" also takes every more severe level and "+err"
+ * every less severe one (util-linux 2.39's ranges).  Returns 0 or -1.
+ */
+static int parse_list(uint32_t *bits, const char *list, int levels)
+{
+	const char *p = list;
+
+	for (;;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		int lower = 0, higher = 0, v, i;
+
+		if (levels && len > 1 && p[len - 1] == '+') {
+			lower = 1;
+			len--;
+		} else if (levels && len > 1 && p[0] == '+') {
+			higher = 1;
+			p++;
+			len--;
+		}
+		if (len == 0)
+			return -1;
+		v = levels ? kmsg_level_parse(p, len) : kmsg_facility_parse(p, len);
+		if (v < 0)
+			return -1;
+		*bits |= UINT32_C(1) << v;
+		for (i = 0; lower && i < v; i++)
+			*bits |= UINT32_C(1) << i;
+		for (i = v + 1; higher && i < 8; i++)
+			*bits |= UINT32_C(1) << i;
+		if (!end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+/* Keeps a --match KEY=VALUE; the key must be one a field can have. */
+static void add_match(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char **m;
+
+	if (eq == NULL || !kmsg_key_valid(arg, (size_t)(eq - arg))) {
+		bad("--match %s: not KEY=VALUE with a key of A-Z, 0-9 and _", arg);
+		return;
+	}
+	m = realloc(args.match, (args.nmatch + 1) * sizeof(*m));
+	if (m == NULL || (m[args.nmatch] = strdup(arg)) == NULL) {
+		if (m)
+			args.match = m;
+		bad("%s", "out of memory");
+		return;
+	}
+	args.match = m;
+	args.nmatch++;
+}
+
+static void set_output(const char *arg)
+{
+	if (!strcmp(arg, "short")) {
+		args.output = KMSG_OUT_SHORT;
+		args.raw = 0;
+	} else if (!strcmp(arg, "raw")) {
+		args.output = KMSG_OUT_SHORT;
+		args.raw = 1;
+	} else if (!strcmp(arg, "json")) {
+		args.output = KMSG_OUT_JSON;
+	} else if (!strcmp(arg, "kmsg")) {
+		args.output = KMSG_OUT_KMSG;
+	} else {
+		bad("--output %s: not one of short, raw, json, kmsg", arg);
+	}
+}
+
+static void set_time_format(const char *arg)
+{
+	static const struct { const char *name; int time; } names[] = {
+		{ "delta", KMSG_TIME_DELTA }, { "reltime", KMSG_TIME_RELTIME },
+		{ "ctime", KMSG_TIME_CTIME }, { "notime", KMSG_TIME_NOTIME },
+		{ "iso", KMSG_TIME_ISO },
+		/* dmesg 2.41: "raw" is the default seconds since boot */
+		{ "raw", KMSG_TIME_MONO },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(arg, names[i].name)) {
+			args.time = names[i].time;
+			return;
+		}
+	}
+	bad("--time-format %s: not one of delta, reltime, ctime, notime, iso, raw", arg);
+}
+
+/*
+ * popt calls this for each option of output_options as it comes, so the
+ * order of time formats is kept; errors are kept for out_setup().
+ */
+static void on_option(poptContext con, enum poptCallbackReason reason,
+		      const struct poptOption *opt, const char *arg,
+		      const void *data)
+{
+	(void)con;
+	(void)data;
+	if (reason != POPT_CALLBACK_REASON_OPTION)
+		return;
+	switch (opt->val) {
+	case OPT_CTIME:
+		args.time = KMSG_TIME_CTIME;
+		args.conflict = "--ctime";
+		break;
+	case OPT_RELTIME:
+		args.time = KMSG_TIME_RELTIME;
+		args.conflict = "--reltime";
+		break;
+	case OPT_DELTA:
+		args.delta = 1;
+		args.conflict = "--show-delta";
+		break;
+	case OPT_NOTIME:
+		args.time = KMSG_TIME_NOTIME;
+		args.conflict = "--notime";
+		break;
+	case OPT_TIMEFMT:
+		set_time_format(arg);
+		break;
+	case OPT_RAW:
+		args.raw = 1;
+		break;
+	case OPT_DECODE:
+		args.decode = 1;
+		args.conflict = "--decode";
+		break;
+	case OPT_JSON:
+		args.output = KMSG_OUT_JSON;
+		break;
+	case OPT_OUTPUT:
+		set_output(arg);
+		break;
+	case OPT_NOESCAPE:
+		args.noescape = 1;
+		break;
+	case OPT_FIELDS:
+		args.fields = 1;
+		break;
+	case OPT_COLOR:
+		args.color_given = 1;
+		args.conflict = "--color";
+		if (arg == NULL || !strcmp(arg, "auto"))
+			args.color = COLOR_AUTO;
+		else if (!strcmp(arg, "always"))
+			args.color = COLOR_ALWAYS;
+		else if (!strcmp(arg, "never"))
+			args.color = COLOR_NEVER;
+		else
+			bad("--color %s: not one of auto, always, never", arg);
+		break;
+	case OPT_HUMAN:
+		args.human = 1;
+		args.time = KMSG_TIME_RELTIME;
+		args.conflict = "--human";
+		break;
+	case OPT_NOPAGER:
+		args.nopager = 1;
+		break;
+	case OPT_LEVEL:
+		args.flt_lev = 1;
+		if (parse_list(&args.levels, arg, 1) < 0)
+			bad("--level %s: not a list of levels (emerg, alert, crit, "
+			    "err, warn, notice, info, debug; err+ or +err for ranges)", arg);
+		break;
+	case OPT_FACILITY:
+		args.flt_fac = 1;
+		if (parse_list(&args.facilities, arg, 0) < 0)
+			bad("--facility %s: not a list of facilities (kern, user, "
+			    "mail, daemon, auth, syslog, lpr, news, uucp, cron, "
+			    "authpriv, ftp, local0..local7)", arg);
+		break;
+	case OPT_KERNEL:
+		args.flt_fac = 1;
+		args.facilities |= 1;
+		break;
+	case OPT_USER:
+		args.flt_fac = 1;
+		args.facilities |= ((UINT32_C(1) << KMSG_NFACILITIES) - 1) & ~UINT32_C(1);
+		break;
+	case OPT_SINCE:
+		args.have_since = 1;
+		if (parse_when(&args.since, arg) < 0)
+			bad("--since %s: not a time (as \"2024-05-12 11:27:01\", "
+			    "\"yesterday\", \"-10min\")", arg);
+		break;
+	case OPT_UNTIL:
+		args.have_until = 1;
+		if (parse_when(&args.until, arg) < 0)
+			bad("--until %s: not a time (as \"2024-05-12 11:27:01\", "
+			    "\"today\", \"-1h\")", arg);
+		break;
+	case OPT_MATCH:
+		add_match(arg);
+		break;
+	}
+}
+
+const struct poptOption output_options[] = {
+	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)on_option, 0, NULL, NULL },
+	{ "ctime", 'T', POPT_ARG_NONE, NULL, OPT_CTIME,
+	  "human-readable wall-clock time stamps", NULL },
+	{ "reltime", 'e', POPT_ARG_NONE, NULL, OPT_RELTIME,
+	  "local time and time delta in readable form", NULL },
+	{ "show-delta", 'd', POPT_ARG_NONE, NULL, OPT_DELTA,
+	  "time since the previous record shown", NULL },
+	{ "notime", 't', POPT_ARG_NONE, NULL, OPT_NOTIME,
+	  "no time stamps", NULL },
+	{ "time-format", '\0', POPT_ARG_STRING, NULL, OPT_TIMEFMT,
+	  "time stamps: delta, reltime, ctime, notime, iso or raw", "FORMAT" },
+	{ "raw", 'r', POPT_ARG_NONE, NULL, OPT_RAW,
+	  "dmesg -r lines: <N>[seconds] text", NULL },
+	{ "decode", 'x', POPT_ARG_NONE, NULL, OPT_DECODE,
+	  "facility and level as names", NULL },
+	{ "json", 'J', POPT_ARG_NONE, NULL, OPT_JSON,
+	  "JSON, as dmesg -J", NULL },
+	{ "output", 'o', POPT_ARG_STRING, NULL, OPT_OUTPUT,
+	  "short, raw, json, or kmsg (the /dev/kmsg format, with fields)",
+	  "FORMAT" },
+	{ "noescape", '\0', POPT_ARG_NONE, NULL, OPT_NOESCAPE,
+	  "print unprintable bytes as they are (unsafe on a terminal)", NULL },
+	{ "fields", '\0', POPT_ARG_NONE, NULL, OPT_FIELDS,
+	  "show each record's KEY=value fields under its line", NULL },
+	{ "color", 'L', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, NULL, OPT_COLOR,
+	  "colour: auto (on a terminal unless NO_COLOR is set), always or never",
+	  "WHEN" },
+	{ "human", 'H', POPT_ARG_NONE, NULL, OPT_HUMAN,
+	  "human-readable output: reltime, colour and a pager", NULL },
+	{ "nopager", 'P', POPT_ARG_NONE, NULL, OPT_NOPAGER,
+	  "do not pipe the output into a pager", NULL },
+	{ "level", 'l', POPT_ARG_STRING, NULL, OPT_LEVEL,
+	  "only these levels (err+: err and more severe; +err: err and less)",
+	  "LIST" },
+	{ "facility", 'f', POPT_ARG_STRING, NULL, OPT_FACILITY,
+	  "only these facilities", "LIST" },
+	{ "kernel", 'k', POPT_ARG_NONE, NULL, OPT_KERNEL,
+	  "only kernel (kern) records", NULL },
+	{ "userspace", 'u', POPT_ARG_NONE, NULL, OPT_USER,
+	  "only records of other facilities than kern", NULL },
+	{ "since", '\0', POPT_ARG_STRING, NULL, OPT_SINCE,
+	  "only records written at or after TIME", "TIME" },
+	{ "until", '\0', POPT_ARG_STRING, NULL, OPT_UNTIL,
+	  "only records written at or before TIME", "TIME" },
+	{ "match", '\0', POPT_ARG_STRING, NULL, OPT_MATCH,
+	  "only records with this field (repeat: all must match)", "KEY=VALUE" },
+	POPT_TABLEEND
+};
+
+/* ------------------------------------------------------------------ */
+/* Telling files apart                                                 */
+
+int src_detect(const char *path)
+{
+	static const char log_magic[8] = "KMSGRNG\x1a";
+	unsigned char head[8];
+	struct stat st;
+	ssize_t n;
+	size_t got = 0;
+	int fd, err = 0;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	/* A pipe (-F /dev/stdin) can only be text, and a byte read from it
+	 * here would be lost to the reading proper. */
+	if (!S_ISREG(st.st_mode))
+		return SRC_TEXT;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (got < sizeof(head)) {
+		n = read(fd, head + got, sizeof(head) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = -errno;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (err)
+		return err;
+	if (got == sizeof(head) && memcmp(head, log_magic, sizeof(head)) == 0)
+		return SRC_LOG;
+	if (got >= 2 && head[0] == 0x1f && head[1] == 0x8b)
+		return SRC_DUMP;
+	return SRC_TEXT;
+}
+
+/* ------------------------------------------------------------------ */
+/* Times for --since and --until                                       */
+
+/*
+ * Parses a span such as "5s", "1h 30min", "2.5 days" (a number without
+ * unit is seconds) into nanoseconds.  Returns 0 or -1.
+ */
+static int parse_span(int64_t *out, const char *s)
+{
+	static const struct { const char *name; int64_t ns; } units[] = {
+		{ "seconds", NS_PER_SEC }, { "second", NS_PER_SEC },
+		{ "sec", NS_PER_SEC }, { "s", NS_PER_SEC },
+		{ "minutes", 60 * NS_PER_SEC }, { "minute", 60 * NS_PER_SEC },
+		{ "min", 60 * NS_PER_SEC }, { "m", 60 * NS_PER_SEC },
+		{ "months", 2629800 * NS_PER_SEC }, { "month", 2629800 * NS_PER_SEC },
+		{ "msec", 1000000 }, { "ms", 1000000 },
+		{ "hours", 3600 * NS_PER_SEC }, { "hour", 3600 * NS_PER_SEC },
+		{ "hr", 3600 * NS_PER_SEC }, { "h", 3600 * NS_PER_SEC },
+		{ "days", 86400 * NS_PER_SEC }, { "day", 86400 * NS_PER_SEC },
+		{ "d", 86400 * NS_PER_SEC },
+		{ "weeks", 604800 * NS_PER_SEC }, { "week", 604800 * NS_PER_SEC },
+		{ "w", 604800 * NS_PER_SEC },
+		{ "years", 31557600 * NS_PER_SEC }, { "year", 31557600 * NS_PER_SEC },
+		{ "y", 31557600 * NS_PER_SEC },
+		{ "usec", 1000 }, { "us", 1000 },
+		{ "", NS_PER_SEC },
+	};
+	__int128 total = 0;
+	int any = 0;
+
+	for (;;) {
+		__int128 whole = 0, frac = 0, scale = 1, v;
+		size_t ulen, i;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s == '\0')
+			break;
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		while (isdigit((unsigned char)*s)) {
+			whole = whole * 10 + (*s++ - '0');
+			if (whole > INT64_MAX)
+				return -1;
+		}
+		if (*s == '.') {
+			s++;
+			if (!isdigit((unsigned char)*s))
+				return -1;
+			for (; isdigit((unsigned char)*s); s++) {
+				if (scale < INT64_C(1000000000000000000)) {
+					frac = frac * 10 + (*s - '0');
+					scale *= 10;
+				}
+			}
+		}
+		while (*s == ' ' || *s == '\t')
+			s++;
+		for (ulen = 0; isalpha((unsigned char)s[ulen]); ulen++)
+			;
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			if (strlen(units[i].name) == ulen &&
+			    strncmp(s, units[i].name, ulen) == 0)
+				break;
+		}
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -1;
+		s += ulen;
+		v = whole * units[i].ns + frac * units[i].ns / scale;
+		total += v;
+		if (total > INT64_MAX)
+			return -1;
+		any = 1;
+	}
+	if (!any)
+		return -1;
+	*out = (int64_t)total;
+	return 0;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+/* The length of a weekday name (or its abbreviation, any case) and the
+ * space after it at the start of s, its number in *wday; 0 if none. */
+static size_t weekday_prefix(const char *s, int *wday)
+{
+	static const char *const days[7][2] = {
+		{ "sunday", "sun" }, { "monday", "mon" }, { "tuesday", "tue" },
+		{ "wednesday", "wed" }, { "thursday", "thu" }, { "friday", "fri" },
+		{ "saturday", "sat" },
+	};
+
+	for (int d = 0; d < 7; d++) {
+		for (int k = 0; k < 2; k++) {
+			size_t n = strlen(days[d][k]);
+
+			if (strncasecmp(s, days[d][k], n) == 0 && s[n] == ' ') {
+				*wday = d;
+				return n + 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ".digits" at s as nanoseconds; the position after it, or NULL. */
+static const char *parse_frac(const char *s, int64_t *ns)
+{
+	int64_t scale = 100000000;
+
+	*ns = 0;
+	if (*s != '.')
+		return s;
+	s++;
+	if (!isdigit((unsigned char)*s))
+		return NULL;
+	for (; isdigit((unsigned char)*s); s++) {
+		*ns += (*s - '0') * scale;
+		scale /= 10;
+	}
+	return s;
+}
+
+/*
+ * An absolute date and time (see parse_when()) into *ns.  The formats
+ * are tried in util-linux's order, two-digit years first.
+ */
+static int parse_absolute(int64_t *ns, const char *s)
+{
+	static const struct { const char *fmt; int date, secs; } fmts[] = {
+		{ "%y-%m-%d %H:%M:%S", 1, 1 }, { "%Y-%m-%d %H:%M:%S", 1, 1 },
+		{ "%Y-%m-%dT%H:%M:%S", 1, 1 }, { "%y-%m-%d %H:%M", 1, 0 },
+		{ "%Y-%m-%d %H:%M", 1, 0 }, { "%Y-%m-%dT%H:%M", 1, 0 },
+		{ "%y-%m-%d", 2, 0 }, { "%Y-%m-%d", 2, 0 },
+		{ "%H:%M:%S", 0, 1 }, { "%H:%M", 0, 0 },
+		{ "%Y%m%d%H%M%S", 1, 1 },
+	};
+	char buf[128];
+	size_t len = strlen(s);
+	int utc = 0, wday = -1;
+	time_t now = time(NULL), t;
+	struct tm today, tm;
+
+	if (len >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, len + 1);
+	if (len > 4 && strcmp(buf + len - 4, " UTC") == 0) {
+		buf[len - 4] = '\0';
+		utc = 1;
+	}
+	s = buf + weekday_prefix(buf, &wday);
+	if (utc)
+		gmtime_r(&now, &today);
+	else
+		localtime_r(&now, &today);
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		const char *end;
+		int64_t frac = 0;
+
+		tm = today;
+		end = strptime(s, fmts[i].fmt, &tm);
+		if (end == NULL)
+			continue;
+		if (fmts[i].secs)
+			end = parse_frac(end, &frac);
+		if (end == NULL || *end != '\0')
+			continue;
+		if (!fmts[i].secs)
+			tm.tm_sec = 0;
+		if (fmts[i].date == 2)
+			tm.tm_hour = tm.tm_min = 0;
+		tm.tm_isdst = -1;
+		t = utc ? timegm(&tm) : mktime(&tm);
+		if (t == (time_t)-1 && tm.tm_year != 69)
+			return -1;
+		if (wday >= 0 && tm.tm_wday != wday)
+			return -1;
+		if ((int64_t)t > INT64_MAX / NS_PER_SEC - 1 ||
+		    (int64_t)t < INT64_MIN / NS_PER_SEC + 1)
+			return -1;
+		*ns = (int64_t)t * NS_PER_SEC + frac;
+		return 0;
+	}
+	return -1;
+}
+
+int parse_when(int64_t *ns, const char *s)
+{
+	int64_t now = now_ns(), span, frac;
+	size_t len = strlen(s);
+	int days;
+
+	if (!strcmp(s, "now")) {
+		*ns = now;
+		return 0;
+	}
+	days = !strcmp(s, "today") ? 0 : !strcmp(s, "yesterday") ? -1 :
+	       !strcmp(s, "tomorrow") ? 1 : 2;
+	if (days != 2) {
+		time_t t = time(NULL);
+		struct tm tm;
+
+		localtime_r(&t, &tm);
+		tm.tm_mday += days;
+		tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+		tm.tm_isdst = -1;
+		t = mktime(&tm);
+		*ns = (int64_t)t * NS_PER_SEC;
+		return 0;
+	}
+	if (s[0] == '+' || s[0] == '-') {
+		if (parse_span(&span, s + 1) < 0)
+			return -1;
+		*ns = s[0] == '+' ? now + span : now - span;
+		return 0;
+	}
+	if (len > 4 && strcmp(s + len - 4, " ago") == 0) {
+		char buf[128];
+
+		if (len - 4 >= sizeof(buf))
+			return -1;
+		memcpy(buf, s, len - 4);
+		buf[len - 4] = '\0';
+		if (parse_span(&span, buf) < 0)
+			return -1;
+		*ns = now - span;
+		return 0;
+	}
+	if (s[0] == '@') {
+		char *end;
+		long long sec;
+
+		errno = 0;
+		sec = strtoll(s + 1, &end, 10);
+		if (errno || end == s + 1 || !isdigit((unsigned char)s[1]) ||
+		    sec > INT64_MAX / NS_PER_SEC - 1)
+			return -1;
+		end = (char *)parse_frac(end, &frac);
+		if (end == NULL || *end != '\0')
+			return -1;
+		*ns = (int64_t)sec * NS_PER_SEC + frac;
+		return 0;
+	}
+	return parse_absolute(ns, s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Setting up                                                          */
+
+/* Colour for the short output: --color, else a terminal that wants it. */
+static int want_color(void)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	switch (args.color) {
+	case COLOR_ALWAYS:
+		return 1;
+	case COLOR_NEVER:
+		return 0;
+	case COLOR_AUTO:
+		break;
+	}
+	if (nc && *nc)
+		return 0;
+	if (!term || !*term || !strcmp(term, "dumb"))
+		return 0;
+	return isatty(STDOUT_FILENO);
+}
+
+int out_setup(struct output *o, const char *cmd, int follow)
+{
+	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	o->saved_out = o->saved_err = -1;
+	if (args.err[0]) {
+		fprintf(stderr, "kmsg %s: %s\n", cmd, args.err);
+		fprintf(stderr, "Try 'kmsg %s --help' for more information.\n", cmd);
+		return EXIT_USAGE;
+	}
+	if (args.raw && args.output == KMSG_OUT_SHORT && args.conflict) {
+		fprintf(stderr, "kmsg %s: --raw cannot be used with %s\n", cmd,
+			args.conflict);
+		fprintf(stderr, "Try 'kmsg %s --help' for more information.\n", cmd);
+		return EXIT_USAGE;
+	}
+
+	fo.output = args.output;
+	fo.time = (enum kmsg_time_format)args.time;
+	if (args.decode)
+		fo.flags |= KMSG_FMT_DECODE;
+	if (args.noescape)
+		fo.flags |= KMSG_FMT_NOESCAPE;
+	if (args.output == KMSG_OUT_SHORT) {
+		if (args.raw) {
+			fo.time = KMSG_TIME_RAW;
+		} else if (args.delta) {
+			/* dmesg 2.38: -d joins -T and the default time,
+			 * is ignored with iso, and replaces the others */
+			if (fo.time == KMSG_TIME_MONO || fo.time == KMSG_TIME_CTIME)
+				fo.flags |= KMSG_FMT_SHOWDELTA;
+			else if (fo.time == KMSG_TIME_ISO)
+				fprintf(stderr, "kmsg %s: --show-delta is ignored "
+					"with the iso time format\n", cmd);
+			else
+				fo.time = KMSG_TIME_DELTA;
+		}
+		if (args.fields)
+			fo.flags |= KMSG_FMT_FIELDS;
+		/* -r lines are dmesg -r's, which has no colours */
+		if (!args.raw && want_color())
+			fo.flags |= KMSG_FMT_COLOR;
+		o->pager = args.human && !args.nopager && !follow;
+	}
+	o->fo = fo;
+	rc = kmsg_fmt_new(&o->fmt, &fo);
+	if (rc < 0) {
+		cli_lib_error(NULL, rc);
+		return EXIT_FAIL;
+	}
+
+	o->levels = args.flt_lev ? args.levels : 0xff;
+	o->facilities = args.flt_fac ? args.facilities : UINT32_MAX;
+	o->have_since = args.have_since;
+	o->since_ns = args.since;
+	o->have_until = args.have_until;
+	o->until_ns = args.until;
+	o->match = args.match;
+	o->nmatch = args.nmatch;
+	o->filtering = args.flt_lev || args.flt_fac || o->have_since ||
+		       o->have_until || o->nmatch;
+
+	o->cap = OUT_BUF_SIZE;
+	o->buf = malloc(o->cap);
+	if (o->buf == NULL) {
+		cli_error(NULL, "out of memory");
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+static void pager_end(struct output *o);
+
+void out_free(struct output *o)
+{
+	pager_end(o);
+	kmsg_fmt_free(o->fmt);
+	o->fmt = NULL;
+	kmsg_fmt_free(o->verbatim);
+	o->verbatim = NULL;
+	free(o->buf);
+	o->buf = NULL;
+	for (size_t i = 0; i < args.nmatch; i++)
+		free(args.match[i]);
+	free(args.match);
+	args.match = NULL;
+	args.nmatch = 0;
+	o->match = NULL;
+	o->nmatch = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Filtering and writing                                               */
+
+/* 1 if rec has a field KEY=VALUE as m ("KEY=VALUE") gives it. */
+static int has_field(const struct kmsg_record *rec, const char *m)
+{
+	const char *eq = strchr(m, '=');
+	size_t klen = (size_t)(eq - m), vlen = strlen(eq + 1);
+	struct kmsg_field f;
+	size_t pos = 0;
+
+	while (kmsg_field_next(&f, rec, &pos) == 1) {
+		if (f.key_len == klen && f.value_len == vlen &&
+		    memcmp(f.key, m, klen) == 0 &&
+		    memcmp(f.value, eq + 1, vlen) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int out_match(const struct output *o, const struct kmsg_record *rec)
+{
+	if (!o->filtering)
+		return 1;
+	if (rec->level >= 8 || !(o->levels >> rec->level & 1))
+		return 0;
+	if (rec->facility >= 32 || !(o->facilities >> rec->facility & 1))
+		return 0;
+	if (o->have_since && rec->real_ns < o->since_ns)
+		return 0;
+	if (o->have_until && rec->real_ns > o->until_ns)
+		return 0;
+	for (size_t i = 0; i < o->nmatch; i++) {
+		if (!has_field(rec, o->match[i]))
+			return 0;
+	}
+	return 1;
+}
+
+/* Writes all of p (n bytes) to standard output; 0 or -errno. */
+static int write_all(const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(STDOUT_FILENO, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int out_flush(struct output *o)
+{
+	int rc;
+
+	if (o->len == 0)
+		return 0;
+	rc = write_all(o->buf, o->len);
+	o->len = 0;
+	return rc;
+}
+
+/* Appends n bytes to the buffer, writing it out first if they do not fit. */
+static int out_put(struct output *o, const char *p, size_t n)
+{
+	int rc;
+
+	if (o->len + n > o->cap) {
+		rc = out_flush(o);
+		if (rc < 0)
+			return rc;
+		if (n > o->cap)
+			return write_all(p, n);
+	}
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+	return 0;
+}
+
+int out_record(struct output *o, const struct kmsg_record *rec)
+{
+	const char *text;
+	int n;
+
+	if (!out_match(o, rec))
+		return 0;
+	n = kmsg_fmt_record(&text, o->fmt, rec);
+	if (n < 0)
+		return n == KMSG_ECORRUPT ? 0 : n;
+	return out_put(o, text, (size_t)n);
+}
+
+int out_verbatim(struct output *o, const char *p, size_t n)
+{
+	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
+	struct kmsg_record rec;
+	const char *text;
+	int rc;
+
+	if (o->verbatim == NULL) {
+		/* no time, no decoding, no colour: the text alone, escaped */
+		fo.time = KMSG_TIME_NOTIME;
+		fo.flags = o->fo.flags & KMSG_FMT_NOESCAPE;
+		rc = kmsg_fmt_new(&o->verbatim, &fo);
+		if (rc < 0)
+			return rc;
+	}
+	memset(&rec, 0, sizeof(rec));
+	rec.text = p;
+	rec.text_len = n && p[n - 1] == '\n' ? n - 1 : n;
+	rc = kmsg_fmt_record(&text, o->verbatim, &rec);
+	if (rc < 0)
+		return rc;
+	return out_put(o, text, (size_t)rc);
+}
+
+int out_end(struct output *o)
+{
+	const char *text;
+	int n = kmsg_fmt_end(&text, o->fmt), rc;
+
+	if (n < 0)
+		return n;
+	rc = out_put(o, text, (size_t)n);
+	if (rc == 0)
+		rc = out_flush(o);
+	return rc;
+}
+
+int out_fail(struct output *o, int err)
+{
+	if (err < 0)
+		err = -err;
+	if (err == EPIPE) {
+		pager_end(o);
+		_exit(EXIT_OK);
+	}
+	pager_end(o);
+	if (err == ENOMEM)
+		cli_error(NULL, "out of memory");
+	else
+		cli_error("write error", "%s", strerror(err));
+	return EXIT_FAIL;
+}
+
+void out_gaps(struct output *o, const struct kmsg_record *rec)
+{
+	/* What came before the gap reaches the terminal before the news. */
+	if (out_flush(o) < 0)
+		return;
+	if (rec->lost)
+		fprintf(stderr, "kmsg: %llu records lost before seq %llu: the "
+			"writers overtook this reader\n",
+			(unsigned long long)rec->lost, (unsigned long long)rec->seq);
+	if (rec->damaged)
+		fprintf(stderr, "kmsg: %llu damaged records skipped before seq %llu\n",
+			(unsigned long long)rec->damaged, (unsigned long long)rec->seq);
+}
+
+/* ------------------------------------------------------------------ */
+/* The pager                                                           */
+
+/* 1 if the first word of cmd names a program that can be run. */
+static int have_command(const char *cmd)
+{
+	char word[PATH_MAX], path[PATH_MAX];
+	const char *dirs = getenv("PATH"), *end;
+	size_t n = strcspn(cmd, " \t");
+
+	if (n == 0 || n >= sizeof(word))
+		return 0;
+	memcpy(word, cmd, n);
+	word[n] = '\0';
+	if (strchr(word, '/'))
+		return access(word, X_OK) == 0;
+	if (dirs == NULL)
+		dirs = "/usr/bin:/bin";
+	for (; *dirs; dirs = *end ? end + 1 : end) {
+		end = strchrnul(dirs, ':');
+		if ((size_t)snprintf(path, sizeof(path), "%.*s/%s",
+				     (int)(end - dirs), end == dirs ? "." : dirs,
+				     word) >= sizeof(path))
+			continue;
+		if (access(path, X_OK) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+void out_pager_start(struct output *o)
+{
+	const char *pager = getenv("PAGER");
+	int fds[2];
+	pid_t pid;
+
+	if (!o->pager || !isatty(STDOUT_FILENO))
+		return;
+	if (pager == NULL)
+		pager = "less";
+	if (!*pager || !strcmp(pager, "cat") || !have_command(pager))
+		return;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return;
+	}
+	if (pid == 0) {
+		dup2(fds[0], STDIN_FILENO);
+		signal(SIGPIPE, SIG_DFL); /* ours is ignored (cli_init) */
+		/* less: quit if one screen, raw colours, no init (dmesg's) */
+		setenv("LESS", "FRSX", 0);
+		setenv("LV", "-c", 0);
+		execl("/bin/sh", "sh", "-c", pager, (char *)NULL);
+		_exit(127);
+	}
+	o->saved_out = dup(STDOUT_FILENO);
+	dup2(fds[1], STDOUT_FILENO);
+	if (isatty(STDERR_FILENO)) {
+		o->saved_err = dup(STDERR_FILENO);
+		dup2(fds[1], STDERR_FILENO);
+	}
+	close(fds[0]);
+	close(fds[1]);
+	o->pager_pid = pid;
+	/* Ctrl-C is the pager's to handle; we finish writing and wait. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+}
+
+/* Closes the pager's pipe (restoring stdout) and waits for it to quit. */
+static void pager_end(struct output *o)
+{
+	if (o->pager_pid <= 0)
+		return;
+	if (o->saved_out >= 0) {
+		dup2(o->saved_out, STDOUT_FILENO);
+		close(o->saved_out);
+		o->saved_out = -1;
+	}
+	if (o->saved_err >= 0) {
+		dup2(o->saved_err, STDERR_FILENO);
+		close(o->saved_err);
+		o->saved_err = -1;
+	}
+	while (waitpid(o->pager_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	o->pager_pid = 0;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+}

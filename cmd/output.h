@@ -1,0 +1,128 @@
+/*
+ * output.h - what kmsg read and kmsg follow share: dmesg's format and
+ * filter options (one popt table, included into both), telling a log from
+ * a dump or dmesg text, the record filter, and the buffered writing of
+ * rendered records to standard output (through a pager for -H).
+ */
+#ifndef KMSG_OUTPUT_H
+#define KMSG_OUTPUT_H
+
+#include "cmd.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * The format and filter options: -e -T -d -t -r -x -J -o --time-format
+ * --noescape --fields -L -H -P -l -f -k -u --since --until --match.  A popt
+ * callback records them in order (dmesg's "the last time format wins"),
+ * out_setup() turns them into a struct output.
+ */
+extern const struct poptOption output_options[];
+
+/* What a file given with --file holds, from its first bytes. */
+enum src_kind {
+	SRC_LOG,   /* a kmsg log: "KMSGRNG\x1a" */
+	SRC_DUMP,  /* a kmsg dump: gzip magic 1f 8b */
+	SRC_TEXT,  /* anything else: dmesg raw text, "<N>[ s.us] msg" lines */
+};
+
+/*
+ * Looks at the start of path; what is not a regular file (a pipe) is
+ * text.  Returns its kind, or -errno if it cannot be opened or read, or
+ * is a directory (nothing printed: callers report through cli_open_log()
+ * so every subcommand words the error alike).
+ */
+int src_detect(const char *path);
+
+struct output {
+	struct kmsg_fmt_opts fo;
+	struct kmsg_fmt *fmt;
+	struct kmsg_fmt *verbatim; /* for out_verbatim() */
+
+	/* the filter; all bits set when not filtering on it */
+	uint32_t levels;      /* bit n: level n passes */
+	uint32_t facilities;  /* bit n: facility n passes */
+	int filtering;        /* any of the below, or a bit clear above */
+	int64_t since_ns, until_ns; /* CLOCK_REALTIME, inclusive */
+	int have_since, have_until;
+	char **match;         /* "KEY=VALUE" strings */
+	size_t nmatch;
+
+	/* standard output */
+	char *buf;
+	size_t len, cap;
+	int pager;            /* -H and no -P: page when stdout is a terminal */
+	pid_t pager_pid;
+	int saved_out, saved_err;
+};
+
+/*
+ * Checks and applies the options parsed with output_options: builds the
+ * renderer and the filter.  follow is nonzero for kmsg follow (never a
+ * pager).  On bad usage prints why ("kmsg <cmd>: ...") and returns
+ * EXIT_USAGE; EXIT_FAIL if memory runs out; else 0.  Warnings dmesg gives
+ * (-d with iso) go to stderr.
+ */
+int out_setup(struct output *o, const char *cmd, int follow);
+
+/* Frees what out_setup() made; ends the pager if one runs. */
+void out_free(struct output *o);
+
+/* 1 if rec passes the level, facility, time and field filters, else 0. */
+int out_match(const struct output *o, const struct kmsg_record *rec);
+
+/*
+ * Renders rec into the output buffer if it passes the filter, writing the
+ * buffer out when it fills.  Returns 0, or -errno of a failed write or
+ * allocation; see out_fail().
+ */
+int out_record(struct output *o, const struct kmsg_record *rec);
+
+/*
+ * Writes text (n bytes of whole lines, the last newline optional) as
+ * dmesg -F -r prints a file: as it is, but escaped as the short output
+ * escapes (unless --noescape), ending in a newline.  0 or -errno.
+ */
+int out_verbatim(struct output *o, const char *p, size_t n);
+
+/* Writes out everything buffered.  Returns 0 or -errno. */
+int out_flush(struct output *o);
+
+/* Ends the document (JSON's closing) and flushes.  Returns 0 or -errno. */
+int out_end(struct output *o);
+
+/*
+ * Starts the pager if -H asked for one and stdout is a terminal (PAGER, or
+ * less with LESS=FRSX unless LESS is set).  Failing to start one is not an
+ * error: the output goes to the terminal.
+ */
+void out_pager_start(struct output *o);
+
+/*
+ * The end after a failed write or render: a closed pipe (EPIPE) is a quiet
+ * exit with status 0, anything else is reported; returns EXIT_FAIL.
+ */
+int out_fail(struct output *o, int err);
+
+/*
+ * Reports on stderr the records a reader lost or skipped just before rec
+ * (rec->lost, rec->damaged), one line each, after flushing what was
+ * printed before them so the line lands in place on a terminal.  Call it
+ * through OUT_GAPS(), which costs nothing when there is no gap.
+ */
+void out_gaps(struct output *o, const struct kmsg_record *rec);
+#define OUT_GAPS(o, rec) \
+	do { if ((rec)->lost | (rec)->damaged) out_gaps((o), (rec)); } while (0)
+
+/*
+ * Parses a time as dmesg's and journalctl's --since and --until take it:
+ * "now", "today", "yesterday", "tomorrow", "@SECONDS", "+SPAN", "-SPAN",
+ * "SPAN ago" (SPAN as "1h 30min", "5s", "2 days"), or an absolute local
+ * date and time: "[WEEKDAY ]YYYY-MM-DD[ HH:MM[:SS[.frac]]]" (or T between
+ * date and time, or "YY-MM-DD"), "HH:MM[:SS]" (today), optionally
+ * followed by " UTC".  Stores CLOCK_REALTIME nanoseconds; returns 0 or -1.
+ */
+int parse_when(int64_t *ns, const char *s);
+
+#endif

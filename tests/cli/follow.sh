@@ -1,0 +1,154 @@
+#!/bin/bash
+# follow.sh - kmsg follow as users run it: a real follower process in the
+# background, real writers (kmsg emit), real signals.  Each check waits for
+# the line it expects with a time limit rather than sleeping a fixed time.
+. "$(dirname "$0")/lib.sh.inc"
+
+# wait_for PATTERN FILE [SECONDS]: until FILE has a line matching PATTERN
+wait_for() {
+	local i=0 n=$(( ${3:-5} * 20 ))
+	while ! grep -q -- "$1" "$2" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -ge $n ] && return 1
+		sleep 0.05
+	done
+}
+
+# start_follow ARGS...: kmsg follow in the background, output in $T/f.out
+start_follow() {
+	# emptied here: the background shell's own redirection may come late
+	: >"$T/f.out"
+	: >"$T/f.err"
+	"$KMSG" follow "$@" >>"$T/f.out" 2>>"$T/f.err" &
+	fpid=$!
+}
+
+# stop_follow SIGNAL: sends it, checks the follower ends with status 0
+stop_follow() {
+	local st
+	kill -"$1" $fpid
+	wait $fpid
+	st=$?
+	expect_eq 0 $st "exit status after SIG$1"
+}
+
+L=$T/log
+for i in $(seq 1 20); do echo "line $i"; done | "$KMSG" emit -F "$L" ||
+	fail "kmsg emit failed: the rest of this test needs it"
+
+case_ "-n 5: the last five records, then new ones"
+start_follow -F "$L" -t -n 5
+wait_for "line 20" "$T/f.out" || fail "no history within 5 s"
+expect_eq "line 16|line 17|line 18|line 19|line 20" "$(paste -sd'|' "$T/f.out")"
+"$KMSG" emit -F "$L" "live one"
+wait_for "live one" "$T/f.out" || fail "a new record did not show within 5 s"
+stop_follow INT
+expect_eq "" "$(cat "$T/f.err")" "stderr"
+
+case_ "default: the last ten"
+start_follow -F "$L" -t
+wait_for "live one" "$T/f.out" || fail "no history"
+expect_eq 10 "$(wc -l <"$T/f.out")" "lines"
+expect_eq "line 12" "$(head -1 "$T/f.out")"
+stop_follow TERM
+
+case_ "-n 0: only new records"
+start_follow -F "$L" -t -n 0
+sleep 0.3
+"$KMSG" emit -F "$L" "live two"
+wait_for "live two" "$T/f.out" || fail "a new record did not show"
+expect_eq "live two" "$(cat "$T/f.out")"
+stop_follow INT
+
+case_ "-n all after a clear: only what came after it"
+"$KMSG" clear -F "$L"
+"$KMSG" emit -F "$L" "after clear"
+start_follow -F "$L" -t -n all
+wait_for "after clear" "$T/f.out" || fail "no history"
+expect_eq "after clear" "$(cat "$T/f.out")"
+stop_follow INT
+
+case_ "a filter applies to history and new records; -n counts matches"
+E=$T/filtered
+{ echo "<3>err one"; echo "<3>err two"; echo "<3>err three";
+  for i in $(seq 1 30); do echo "<6>info $i"; done; } | "$KMSG" emit -F "$E" --prio-prefix
+start_follow -F "$E" -t -n 2 -l err
+wait_for "err three" "$T/f.out" || fail "no history"
+"$KMSG" emit -F "$E" -p info "info new"
+"$KMSG" emit -F "$E" -p err "err new"
+wait_for "err new" "$T/f.out" || fail "a new err did not show"
+expect_eq "err two|err three|err new" "$(paste -sd'|' "$T/f.out")"
+stop_follow INT
+
+case_ "formats: -x -o kmsg"
+start_follow -F "$E" -n 1 -o kmsg
+wait_for "err new" "$T/f.out" || fail "no history"
+expect_grep '^11,[0-9]*,[0-9]*,-;err new$' "$T/f.out"
+stop_follow INT
+
+case_ "-J: the document is closed when follow ends"
+start_follow -F "$E" -n 1 -J
+wait_for "err new" "$T/f.out" || fail "no history"
+stop_follow INT
+expect_eq "}" "$(tail -1 "$T/f.out")"
+expect_grep '"msg": "err new"' "$T/f.out"
+
+case_ "a line written in parts shows once complete"
+J=$T/join
+"$KMSG" emit -F "$J" start
+start_follow -F "$J" -t -n 0
+sleep 0.3
+"$KMSG" emit -F "$J" -n "first half, "
+"$KMSG" emit -F "$J" --cont "second half"
+wait_for "second half" "$T/f.out" || fail "the joined line did not show"
+expect_eq "first half, second half" "$(cat "$T/f.out")"
+
+case_ "an incomplete line shows after the fragment wait (2 s)"
+"$KMSG" emit -F "$J" -n "left open"
+sleep 0.5
+if grep -q "left open" "$T/f.out"; then fail "shown before its wait"; else ok; fi
+wait_for "left open" "$T/f.out" 6 || fail "never shown"
+stop_follow INT
+
+case_ "overtaken by writers: says how many records were lost, carries on"
+S=$T/small
+"$KMSG" emit -F "$S" --size 8K "first"
+start_follow -F "$S" -t -n all
+wait_for "first" "$T/f.out" || fail "no history"
+kill -STOP $fpid
+seq 1 500 | "$KMSG" emit -F "$S"
+kill -CONT $fpid
+wait_for "^500$" "$T/f.out" || fail "did not catch up"
+expect_grep "kmsg: [0-9]* records lost before seq [0-9]*: the writers overtook this reader" "$T/f.err"
+lost=$(sed -n 's/kmsg: \([0-9]*\) records lost.*/\1/p' "$T/f.err")
+shown=$(grep -c '^[0-9]*$' "$T/f.out")
+expect_eq 500 $(( lost + shown )) "lost + shown"
+"$KMSG" emit -F "$S" "after the loss"
+wait_for "after the loss" "$T/f.out" || fail "stopped after the loss"
+stop_follow INT
+
+case_ "a closed pipe ends follow quietly, even with nothing new to write"
+timeout 10 "$KMSG" follow -F "$L" -n 1 2>"$T/err" | head -1 >/dev/null
+expect_eq "0" "${PIPESTATUS[0]}" "exit status (124: still running after 10 s)"
+expect_eq "" "$(cat "$T/err")" "stderr"
+
+case_ "SIGHUP ends follow quietly"
+start_follow -F "$L" -n 0
+sleep 0.2
+stop_follow HUP
+
+case_ "errors"
+expect_status 1 "$KMSG" follow -F "$T/nonexistent"
+expect_grep "no such log" "$T/err"
+printf '<6>[    1.000000] text\n' >"$T/text.txt"
+expect_status 1 "$KMSG" follow -F "$T/text.txt"
+expect_grep "not a live log" "$T/err"
+expect_status 2 "$KMSG" follow -F "$L" -n many
+expect_status 2 "$KMSG" follow -F "$L" extra
+expect_status 2 "$KMSG" follow -F "$L" -l nonsense
+
+case_ "the options listed for completions"
+"$KMSG" options follow >"$T/got"
+expect_grep '^-n --lines arg$' "$T/got"
+
+finish

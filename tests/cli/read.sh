@@ -1,0 +1,432 @@
+#!/bin/bash
+# read.sh - kmsg read as users run it.  On dmesg raw text its output is
+# compared byte for byte with the real dmesg -F on the same file (util-linux
+# 2.38, several time zones); on logs made with kmsg emit, filters, outputs,
+# read-clear, gaps and errors are checked against what a user would see.
+. "$(dirname "$0")/lib.sh.inc"
+
+DMESG=/usr/bin/dmesg
+have_dmesg=0
+if [ -x "$DMESG" ] && "$DMESG" --version 2>/dev/null | grep -q ' 2\.38'; then
+	have_dmesg=1
+else
+	echo "read: no util-linux 2.38 dmesg at $DMESG: skipping the byte comparisons" >&2
+fi
+
+# wait_for PATTERN FILE: until FILE has a line with PATTERN (5 s at most)
+wait_for() {
+	local i=0
+	while ! grep -q -- "$1" "$2" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -ge 100 ] && return 1
+		sleep 0.05
+	done
+}
+
+# same_as_dmesg FILE TZ ARGS...: kmsg read -F FILE ARGS prints exactly what
+# dmesg -F FILE ARGS prints.  Both compute the boot time in whole seconds
+# when they start; a second boundary crossed in between means a retry.
+same_as_dmesg() {
+	local file=$1 tz=$2 _
+	shift 2
+	case_ "dmesg $* (TZ=$tz)"
+	for _ in 1 2 3; do
+		env -i PATH=/usr/bin:/bin HOME="$T" LC_ALL=C.UTF-8 TZ="$tz" \
+			"$DMESG" -F "$file" "$@" >"$T/want" 2>/dev/null
+		env -i PATH=/usr/bin:/bin HOME="$T" LC_ALL=C.UTF-8 TZ="$tz" \
+			"$KMSG" read -F "$file" "$@" >"$T/got" 2>"$T/got.err"
+		cmp -s "$T/want" "$T/got" && break
+	done
+	# an empty comparison would prove nothing
+	[ -s "$T/want" ] || fail "dmesg printed nothing"
+	expect_file_eq "$T/want" "$T/got"
+}
+
+# ---------------------------------------------------------------------------
+# dmesg raw text: every priority, subsystem prefixes, times that widen and go
+# backwards, escapes, UTF-8, multi-line messages, empty messages.  No local
+# facility (2.38 does not know them) and no \r \v \f or bidi controls (kmsg
+# escapes them, dmesg does not): those are checked on their own below.
+printf '%b' \
+	'<6>[    0.500000] first record\n' \
+	'<4>[    1.234567] usb 1-1: new high-speed USB device number 2 using xhci_hcd\n' \
+	'<3>[    1.300000] EXT4-fs (sda1): error: bad block\n' \
+	'<1>[    2.000000] alert: the machine is on fire\n' \
+	'<2>[    2.000001] crit message\n' \
+	'<0>[    3.000000] emerg message\n' \
+	'<5>[    9.999999] notice a:b: c\n' \
+	'<7>[   12.000000] debug with a trailing colon:\n' \
+	'<6>[   11.000000] going backwards\n' \
+	'<6>[   11.000000] same time\n' \
+	'<14>[   25.000000] user.info from userspace\n' \
+	'<30>[   26.000000] systemd[1]: Started Journal Service.\n' \
+	'<13>[   27.000000] user.notice: x\n' \
+	'<84>[   28.000000] authpriv warning\n' \
+	'<6>[  150.000000] a.out[123]: segfault at 0 ip 00007f sp 0 error 4\n' \
+	'<3>[  151.000000] err with segfault at in it\n' \
+	'<4>[99999.999999] last before widening\n' \
+	'<6>[100000.000000] widened\n' \
+	'<6>[1234567.123456] much later\n' \
+	'<6>[   30.000000] back in time by a lot\n' \
+	'<6>[   31.000000] tabs\tinside\tthe text\n' \
+	'<6>[   33.000000] esc \033[31m red \033[0m, del \177, nul \000 mid, bell \007\n' \
+	'<6>[   34.000000] utf8 \303\251 \344\270\255\346\226\207, C1 \302\233\n' \
+	'<6>[   35.000000] invalid \377 \303( \342\202 end\342\n' \
+	'<6>[   36.000000] usb 1-1: first line\nsecond line\n\tthird: line\n' \
+	'<4>[   37.000000] warn one\n\ncont after an empty line\n' \
+	'<6>[   41.000000] \n' \
+	'<6>[   42.000000] after an empty message\n' \
+	'<6>no time at all\n' >"$T/basic.txt"
+
+if [ $have_dmesg = 1 ]; then
+	for args in "" -e -T -d -t "-t -d" -r -x "--time-format iso" \
+		"--time-format delta" "--time-format ctime" "--time-format reltime" \
+		"--time-format notime" "-T -d" "-x -T" "-x -d" "-x -t" "-e -d" \
+		"-l err" "-l err,warn" "-l 3,debug" "-f user" "-f kern,daemon,authpriv" \
+		"-k" "-u" "-k -x" "-f user -l info" "--color=always" \
+		"--color=always -x -d" "--color=always -e" "--color=always -T" \
+		"--color=always -t" "--noescape" "-r --noescape" "-L=never" \
+		"-e -t" "-T -e"; do
+		# shellcheck disable=SC2086
+		same_as_dmesg "$T/basic.txt" UTC $args
+	done
+	same_as_dmesg "$T/basic.txt" Europe/Berlin -T
+	same_as_dmesg "$T/basic.txt" Asia/Kolkata --time-format iso
+
+	# records across the 1 MiB chunks kmsg reads, and one longer than a chunk
+	for i in $(seq 1 30000); do
+		printf '<%d>[%5d.%06d] record %d of a file larger than one read\n' \
+			$(( i % 8 )) $(( i / 7 )) $(( i * 37 % 1000000 )) "$i"
+	done >"$T/large.txt"
+	{ printf '<6>[    1.000000] '; head -c 3000000 /dev/zero | tr '\0' x;
+	  printf '\n<6>[    2.000000] after the long one\n'; } >>"$T/large.txt"
+	same_as_dmesg "$T/large.txt" UTC
+	same_as_dmesg "$T/large.txt" UTC -r
+	same_as_dmesg "$T/large.txt" UTC -x -d
+
+	# util-linux 2.39's ranges, against 2.38 given the same levels as a list
+	case_ "-l err+ is err and more severe"
+	"$KMSG" read -F "$T/basic.txt" -l err+ >"$T/got"
+	"$DMESG" -F "$T/basic.txt" -l emerg,alert,crit,err >"$T/want"
+	expect_file_eq "$T/want" "$T/got"
+	case_ "-l +warn is warn and less severe"
+	"$KMSG" read -F "$T/basic.txt" -l +warn >"$T/got"
+	"$DMESG" -F "$T/basic.txt" -l warn,notice,info,debug >"$T/want"
+	expect_file_eq "$T/want" "$T/got"
+
+	# Wall-clock times around local jumps: DST in Berlin, St John's and Lord
+	# Howe (half an hour), the new year; deltas under and over 10 s, a
+	# minute boundary, negative and zero deltas, an hour and a day later.
+	up=$(cut -d' ' -f1 /proc/uptime)
+	boot=$(( $(date +%s) - ${up%.*} ))
+	: >"$T/wall.txt"
+	i=0
+	for anchor in 1901149190 1919293190 1901717990 1899350990 1924988398 1924991998; do
+		for off_us in 123456 1500000 9999999 10000001 12500000 35250000 \
+			30000000 30000000 69000000 10800000000 14400000000 100800000000; do
+			us=$(( (anchor - boot) * 1000000 + off_us ))
+			printf '<%d>[%5d.%06d] group %s record %d\n' $(( i % 8 )) \
+				$(( us / 1000000 )) $(( us % 1000000 )) "$anchor" $i >>"$T/wall.txt"
+			i=$((i + 1))
+		done
+	done
+	for tz in UTC Europe/Berlin America/St_Johns Australia/Lord_Howe Asia/Kolkata; do
+		[ "$tz" = UTC ] || [ -e "/usr/share/zoneinfo/$tz" ] || continue
+		for args in "" -e -T "-T -d" "--time-format iso" "--color=always -e" \
+			"-x -e" -d; do
+			# shellcheck disable=SC2086
+			same_as_dmesg "$T/wall.txt" "$tz" $args
+		done
+	done
+fi
+
+# ---------------------------------------------------------------------------
+# Where kmsg deliberately differs from dmesg 2.38
+
+case_ "-x decodes the local facilities (as dmesg 2.41)"
+printf '<150>[    1.000000] local2 info\n' >"$T/local.txt"
+"$KMSG" read -F "$T/local.txt" -x >"$T/got"
+expect_eq "local2:info  : [    1.000000] local2 info" "$(cat "$T/got")"
+
+case_ "-u includes the local facilities"
+expect_eq "[    1.000000] local2 info" "$("$KMSG" read -F "$T/local.txt" -u)"
+
+case_ "carriage return and bidi controls are escaped"
+printf '<6>[    1.000000] a\rb \342\200\256x\n' >"$T/cr.txt"
+expect_eq '[    1.000000] a\x0db \xe2\x80\xaex' "$("$KMSG" read -F "$T/cr.txt")"
+
+case_ "--noescape passes them"
+"$KMSG" read -F "$T/cr.txt" --noescape >"$T/got"
+printf '[    1.000000] a\rb \342\200\256x\n' >"$T/want"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "dmesg text from a pipe"
+"$KMSG" read -F "$T/basic.txt" -x >"$T/want"
+"$KMSG" read -F /dev/stdin -x <"$T/basic.txt" >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+# shellcheck disable=SC2002 # a pipe, not a file, on purpose
+cat "$T/basic.txt" | "$KMSG" read -F /dev/stdin -x >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "JSON of dmesg text (2.41's schema)"
+"$KMSG" read -F "$T/basic.txt" -J >"$T/got"
+expect_file_eq "$EXPECTED/read-json.txt" "$T/got"
+
+case_ "JSON with -x names facility and level"
+"$KMSG" read -F "$T/basic.txt" -J -x -l err >"$T/got"
+expect_file_eq "$EXPECTED/read-json-decode.txt" "$T/got"
+
+case_ "JSON of nothing is an empty document"
+printf '' >"$T/empty.txt"
+"$KMSG" read -F "$T/empty.txt" -J >"$T/got"
+printf '{\n   "dmesg": [\n   ]\n}\n' >"$T/want"
+expect_file_eq "$T/want" "$T/got"
+
+# ---------------------------------------------------------------------------
+# Logs written by kmsg emit
+
+L=$T/log
+# shellcheck disable=SC2015 # fail() if any of them fails
+"$KMSG" emit -F "$L" -p user.err "an error" &&
+"$KMSG" emit -F "$L" -p daemon.warning -t food --field DISH=soup --field HOT=yes "warm" &&
+"$KMSG" emit -F "$L" -p local3.info --field DISH=soup "cold soup" &&
+"$KMSG" emit -F "$L" -p user.debug "debug" &&
+"$KMSG" emit -F "$L" -p auth.crit "critical" &&
+printf 'tab\there back\\slash esc\033 caf\303\251 cr\r\n' | "$KMSG" emit -F "$L" -p user.notice --field 'K=v\x' ||
+	fail "kmsg emit failed: the rest of this test needs it"
+
+case_ "default output: since-boot times, one line per record"
+"$KMSG" read -F "$L" >"$T/got"
+expect_eq 6 "$(wc -l <"$T/got")" "lines"
+expect_grep '^\[ *[0-9]*\.[0-9]\{6\}\] an error$' "$T/got"
+
+case_ "-t -x"
+"$KMSG" read -F "$L" -t -x >"$T/got"
+expect_file_eq "$EXPECTED/read-log-decode.txt" "$T/got"
+
+case_ "-o kmsg: /dev/kmsg records, escaped, with fields"
+"$KMSG" read -F "$L" -o kmsg | sed 's/^\([0-9]*\),\([0-9]*\),[0-9]*,/\1,\2,TS,/' >"$T/got"
+expect_file_eq "$EXPECTED/read-kmsg.txt" "$T/got"
+
+case_ "--fields shows fields under their line"
+"$KMSG" read -F "$L" -t --fields -l warn >"$T/got"
+printf 'food: warm\n DISH=soup\n HOT=yes\n SYSLOG_IDENTIFIER=food\n' >"$T/want"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "-J of a log"
+"$KMSG" read -F "$L" -J -l err | sed 's/"time": [0-9.]*/"time": T/' >"$T/got"
+printf '{\n   "dmesg": [\n      {\n         "pri": 11,\n         "time": T,\n         "msg": "an error"\n      }\n   ]\n}\n' >"$T/want"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "-l list"
+expect_eq "an error|critical" "$("$KMSG" read -F "$L" -t -l err,crit | paste -sd'|')"
+case_ "-l err+ (err and more severe)"
+expect_eq "an error|critical" "$("$KMSG" read -F "$L" -t -l err+ | paste -sd'|')"
+case_ "-l +info (info and less severe)"
+expect_eq "cold soup|debug" "$("$KMSG" read -F "$L" -t -l +info | paste -sd'|')"
+case_ "-l by number"
+expect_eq "debug" "$("$KMSG" read -F "$L" -t -l 7)"
+case_ "-f list"
+expect_eq "food: warm|critical" "$("$KMSG" read -F "$L" -t -f daemon,auth | paste -sd'|')"
+case_ "-f with -l: both must pass"
+expect_eq "critical" "$("$KMSG" read -F "$L" -t -f daemon,auth -l crit)"
+case_ "-k: emit never stores kern"
+expect_eq "" "$("$KMSG" read -F "$L" -k)"
+case_ "-u"
+expect_eq 6 "$("$KMSG" read -F "$L" -u | wc -l)"
+case_ "--match"
+expect_eq "food: warm|cold soup" "$("$KMSG" read -F "$L" -t --match DISH=soup | paste -sd'|')"
+case_ "--match twice: both must match"
+expect_eq "food: warm" "$("$KMSG" read -F "$L" -t --match DISH=soup --match HOT=yes)"
+case_ "--match on a value nobody has"
+expect_eq "" "$("$KMSG" read -F "$L" --match DISH=stew)"
+
+case_ "--color=always"
+"$KMSG" read -F "$L" -t --color=always -l err >"$T/got"
+printf '\033[31man error\033[0m\n' >"$T/want"
+expect_file_eq "$T/want" "$T/got"
+case_ "--color=never and a pipe: no colour"
+"$KMSG" read -F "$L" -l err --color=never >"$T/got"
+"$KMSG" read -F "$L" -l err >"$T/got2"
+if grep -q $'\033' "$T/got" "$T/got2"; then fail "escape sequences without colour"; else ok; fi
+
+if command -v script >/dev/null; then
+	# script(1) gives kmsg a terminal as stdout
+	case_ "a terminal gets colour"
+	TERM=xterm script -qec "$KMSG read -F $L -t -l err" /dev/null >"$T/got" </dev/null
+	expect_grep $'\033\\[31man error' "$T/got"
+	case_ "NO_COLOR turns automatic colour off"
+	TERM=xterm NO_COLOR=1 script -qec "$KMSG read -F $L -t -l err" /dev/null >"$T/got" </dev/null
+	if grep -q $'\033' "$T/got"; then fail "colour despite NO_COLOR"; else ok; fi
+	case_ "NO_COLOR does not override --color=always"
+	TERM=xterm NO_COLOR=1 script -qec "$KMSG read -F $L -t -l err -L=always" /dev/null >"$T/got" </dev/null
+	expect_grep $'\033\\[31m' "$T/got"
+	case_ "-H pipes through PAGER on a terminal"
+	TERM=xterm PAGER='sed s/^/PAGED:/' script -qec "$KMSG read -F $L -H -l err" /dev/null >"$T/got" </dev/null
+	expect_grep '^PAGED:.*an error' "$T/got"
+	case_ "-H -P: no pager"
+	TERM=xterm PAGER='sed s/^/PAGED:/' script -qec "$KMSG read -F $L -H -P -l err" /dev/null >"$T/got" </dev/null
+	if grep -q PAGED "$T/got"; then fail "paged despite -P"; else ok; fi
+	case_ "-H uses reltime"
+	expect_grep '\[[A-Z][a-z][a-z][ 0-9][0-9] [0-9][0-9]:[0-9][0-9]\]' "$T/got"
+fi
+case_ "-H without a terminal: no pager, no colour"
+PAGER='sed s/^/PAGED:/' "$KMSG" read -F "$L" -H -l err >"$T/got"
+if grep -q -e PAGED -e $'\033' "$T/got"; then fail "paged or coloured into a file"; else ok; fi
+
+# ---------------------------------------------------------------------------
+# --since and --until
+
+S=$T/times
+"$KMSG" emit -F "$S" before
+sleep 1
+mark=$(date '+%Y-%m-%d %H:%M:%S')
+mark_epoch=$(date +%s)
+sleep 1
+"$KMSG" emit -F "$S" after
+
+case_ "--since an absolute date"
+expect_eq "after" "$("$KMSG" read -F "$S" -t --since "$mark")"
+case_ "--until an absolute date"
+expect_eq "before" "$("$KMSG" read -F "$S" -t --until "$mark")"
+case_ "--since @epoch"
+expect_eq "after" "$("$KMSG" read -F "$S" -t --since "@$mark_epoch")"
+case_ "--since -1h"
+expect_eq "before|after" "$("$KMSG" read -F "$S" -t --since -1h | paste -sd'|')"
+case_ "--since '1 hour ago'"
+expect_eq "before|after" "$("$KMSG" read -F "$S" -t --since '1 hour ago' | paste -sd'|')"
+case_ "--until -1h"
+expect_eq "" "$("$KMSG" read -F "$S" --until -1h)"
+case_ "--since yesterday --until now"
+expect_eq "before|after" "$("$KMSG" read -F "$S" -t --since yesterday --until now | paste -sd'|')"
+case_ "--since tomorrow"
+expect_eq "" "$("$KMSG" read -F "$S" --since tomorrow)"
+case_ "--since +5min (the future)"
+expect_eq "" "$("$KMSG" read -F "$S" --since +5min)"
+case_ "--since does not show cleared records"
+"$KMSG" clear -F "$S"
+"$KMSG" emit -F "$S" "after the clear"
+expect_eq "after the clear" "$("$KMSG" read -F "$S" -t --since -1h)"
+case_ "--since on dmesg text"
+# records 100 s and 10 s before now, by the boot time
+up=$(cut -d' ' -f1 /proc/uptime)
+printf '<6>[%d.000000] old\n<6>[%d.000000] new\n' $(( ${up%.*} - 100 )) $(( ${up%.*} - 10 )) >"$T/times.txt"
+expect_eq "new" "$("$KMSG" read -F "$T/times.txt" -t --since -1min)"
+
+# ---------------------------------------------------------------------------
+# Read-clear and clear
+
+C=$T/clear
+printf 'one\ntwo\n' | "$KMSG" emit -F "$C"
+case_ "-c prints"
+expect_eq "one|two" "$("$KMSG" read -F "$C" -t -c | paste -sd'|')"
+case_ "-c cleared what it printed"
+expect_eq "" "$("$KMSG" read -F "$C")"
+case_ "a record written after -c shows"
+"$KMSG" emit -F "$C" three
+expect_eq "three" "$("$KMSG" read -F "$C" -t)"
+case_ "-C clears without printing"
+expect_status 0 "$KMSG" read -F "$C" -C
+expect_eq "" "$(cat "$T/out")"
+expect_eq "" "$("$KMSG" read -F "$C")"
+
+case_ "-c loses nothing a writer writes meanwhile"
+R=$T/race
+"$KMSG" emit -F "$R" --size 4M start
+( for i in $(seq 1 40); do seq $(( (i - 1) * 100 + 1 )) $(( i * 100 )) | "$KMSG" emit -F "$R"; done ) &
+writer=$!
+: >"$T/collected"
+while kill -0 $writer 2>/dev/null; do
+	"$KMSG" read -F "$R" -t -c >>"$T/collected"
+done
+wait $writer
+"$KMSG" read -F "$R" -t -c >>"$T/collected"
+grep -v start "$T/collected" | sort -n >"$T/got"
+seq 1 4000 >"$T/want"
+expect_file_eq "$T/want" "$T/got"
+
+# ---------------------------------------------------------------------------
+# Gaps, pipes, errors
+
+case_ "damaged records are reported, not hidden"
+D=$T/damaged
+printf 'first\nsecond-marker\nthird\n' | "$KMSG" emit -F "$D"
+off=$(grep -obUa 'second-marker' "$D" | head -1 | cut -d: -f1)
+printf 'X' | dd of="$D" bs=1 seek="$off" conv=notrunc status=none
+"$KMSG" read -F "$D" -t >"$T/got" 2>"$T/err"
+expect_eq "first|third" "$(paste -sd'|' "$T/got")"
+expect_eq "kmsg: 1 damaged records skipped before seq 3" "$(cat "$T/err")"
+
+case_ "a closed pipe (| head) is a quiet exit 0"
+P=$T/pipe
+seq 1 50000 | "$KMSG" emit -F "$P" --size 8M
+"$KMSG" read -F "$P" 2>"$T/err" | head -1 >/dev/null
+expect_eq "0" "${PIPESTATUS[0]}" "exit status"
+expect_eq "" "$(cat "$T/err")" "stderr"
+
+if [ -w /dev/full ]; then
+	case_ "a full disk is an error"
+	"$KMSG" read -F "$P" >/dev/full 2>"$T/err"
+	expect_eq 1 $? "exit status"
+	expect_grep "kmsg: write error: No space left on device" "$T/err"
+fi
+
+case_ "a missing log"
+expect_status 1 "$KMSG" read -F "$T/nonexistent"
+expect_grep "no such log" "$T/err"
+case_ "a missing default log"
+expect_status 1 env KMSG_FILE="$T/nope" "$KMSG" read
+expect_grep "nope" "$T/err"
+if [ "$(id -u)" != 0 ] || command -v setpriv >/dev/null; then
+	case_ "an unreadable log"
+	cp "$L" "$T/secret"
+	chmod 000 "$T/secret"
+	chmod 755 "$T"
+	if [ "$(id -u)" = 0 ]; then
+		# root reads anything: be nobody
+		expect_status 1 setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$KMSG" read -F "$T/secret"
+	else
+		expect_status 1 "$KMSG" read -F "$T/secret"
+	fi
+	chmod 700 "$T"
+	expect_grep "permission denied" "$T/err"
+fi
+case_ "-c on dmesg text cannot clear"
+expect_status 1 "$KMSG" read -F "$T/basic.txt" -c
+expect_grep "cannot be cleared" "$T/err"
+case_ "a gzip file that is no dump"
+echo hello | gzip >"$T/notadump.gz"
+expect_status 1 "$KMSG" read -F "$T/notadump.gz"
+expect_grep "notadump.gz" "$T/err"
+if "$KMSG" dump -F "$L" >"$T/dump.gz" 2>/dev/null && [ -s "$T/dump.gz" ]; then
+	case_ "a dump reads as its log"
+	"$KMSG" read -F "$L" >"$T/want"
+	"$KMSG" read -F "$T/dump.gz" >"$T/got"
+	expect_file_eq "$T/want" "$T/got"
+fi
+
+case_ "bad usage exits 2"
+expect_status 2 "$KMSG" read --no-such-option
+expect_status 2 "$KMSG" read -F "$L" extra
+expect_status 2 "$KMSG" read -F "$L" -r -T
+expect_grep "cannot be used with --ctime" "$T/err"
+expect_status 2 "$KMSG" read -F "$L" -l bogus
+expect_grep "bogus" "$T/err"
+expect_status 2 "$KMSG" read -F "$L" -f nofacility
+expect_status 2 "$KMSG" read -F "$L" --time-format week
+expect_status 2 "$KMSG" read -F "$L" -o xml
+expect_status 2 "$KMSG" read -F "$L" --color=sometimes
+expect_status 2 "$KMSG" read -F "$L" --match lower=x
+expect_status 2 "$KMSG" read -F "$L" --since "next tuesday-ish"
+expect_status 2 "$KMSG" read -F "$L" -c -C
+case_ "dmesg's -w points to kmsg follow"
+expect_status 2 "$KMSG" read -F "$L" -w
+expect_grep "kmsg follow" "$T/err"
+
+case_ "the options listed for completions"
+"$KMSG" options read >"$T/got"
+expect_grep '^-F --file arg$' "$T/got"
+expect_grep '^-c --read-clear -$' "$T/got"
+
+finish
