@@ -33,16 +33,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		flen += 2 + l;
 	}
 
-	for (int out = 0; out < 3; out++)
-		for (int t = 0; t <= KMSG_TIME_RAW; t++) {
-			struct kmsg_fmt_opts o = KMSG_FMT_OPTS_INIT;
-			struct kmsg_fmt *f;
-			const char *p;
-			o.output = (enum kmsg_output)out;
-			o.time = (enum kmsg_time_format)t;
-			o.flags = size ? data[0] & 0x1f : 0;
-			if (kmsg_fmt_new(&f, &o))
-				continue;
+	/* The first two bytes choose the output, time format and flags, so
+	 * the fuzzer explores the combinations instead of paying for all of
+	 * them on every input. */
+	{
+		struct kmsg_fmt_opts o = KMSG_FMT_OPTS_INIT;
+		struct kmsg_fmt *f;
+		const char *p;
+		unsigned sel = size > 1 ? data[0] | data[1] << 8 : 0;
+		o.output = (enum kmsg_output)(sel % 3);
+		o.time = (enum kmsg_time_format)(sel / 3 % (KMSG_TIME_RAW + 1));
+		o.flags = sel >> 8 & 0x1f;
+		if (kmsg_fmt_new(&f, &o) == 0) {
 			const char *line = s, *end = s + size;
 			while (line < end) {
 				const char *nl = memchr(line, '\n', (size_t)(end - line));
@@ -58,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			kmsg_fmt_end(&p, f);
 			kmsg_fmt_free(f);
 		}
+	}
 	free(s);
 	return 0;
 }
