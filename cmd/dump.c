@@ -1,15 +1,184 @@
-/* dump.c - placeholder until the subcommand is written. */
-#include "cmd.h"
+/*
+ * dump.c - kmsg dump: write a compressed snapshot of a log, readable
+ * offline with kmsg read --file, kmsg stat --file, or gunzip.
+ *
+ * The dump goes to standard output (never to a terminal) or, with -o, to
+ * a temporary file beside FILE that is renamed into place once complete,
+ * so a failed dump never leaves a half file under the name asked for.
+ *
+ * It compresses at zlib's level 1 unless told otherwise: on a log of short
+ * records level 6 takes four times the CPU for a dump 6% smaller, and a
+ * dump that copies faster than writers write is one that completes.
+ */
+#define _GNU_SOURCE
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *file_opt, *output_opt;
+static int verbose, level = 1;
 
 const struct poptOption dump_options[] = {
+	{ "file", 'F', POPT_ARG_STRING, &file_opt, 0,
+	  "the log to dump (read permission is enough)", "PATH" },
+	{ "output", 'o', POPT_ARG_STRING, &output_opt, 0,
+	  "write the dump to FILE instead of standard output", "FILE" },
+	{ "level", '\0', POPT_ARG_INT, &level, 0,
+	  "compression level, 1 (fastest, the default) to 9 (smallest)", "N" },
+	{ "verbose", 'v', POPT_ARG_NONE, &verbose, 0,
+	  "report the records and bytes written on standard error", NULL },
 	POPT_AUTOHELP
 	POPT_TABLEEND
 };
 
+/*
+ * Creates a new file beside path, mode 0640 less the umask, and stores
+ * its name in tmp.  Returns the descriptor, or -errno.
+ */
+static int open_temp(char *tmp, size_t size, const char *path)
+{
+	for (int attempt = 0; attempt < 16; attempt++) {
+		unsigned rnd;
+		int fd;
+
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			rnd = (unsigned)getpid() * 2654435761u + (unsigned)attempt;
+		if ((size_t)snprintf(tmp, size, "%s.part-%08x", path, rnd) >= size)
+			return -ENAMETOOLONG;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
+}
+
+/* Words for what kmsg_dump_write() returns that the user can act on. */
+static void report_dump_error(const char *log_path, const char *out_name, int r)
+{
+	switch (r) {
+	case -EAGAIN:
+		cli_error(log_path, "writers overwrote records faster than the dump "
+			  "could copy them; try again, or dump to a file");
+		break;
+	case -ENOSPC:
+	case -EDQUOT:
+	case -EFBIG:
+	case -EIO:
+	case -EBADF:
+		cli_error(out_name, "%s", strerror(-r));
+		break;
+	default:
+		cli_lib_error(log_path, r);
+	}
+}
+
 int cmd_dump(int argc, const char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cli_error("dump", "not built yet");
-	return EXIT_FAIL;
+	poptContext con = poptGetContext("kmsg dump", argc, argv, dump_options, 0);
+	struct kmsg_log *log = NULL;
+	char tmp[PATH_MAX];
+	const char *path, *out_name = "standard output";
+	uint64_t records = 0;
+	int rc, kind, fd = STDOUT_FILENO, have_tmp = 0, status = EXIT_FAIL;
+	off_t start = -1, end;
+
+	while ((rc = poptGetNextOpt(con)) > 0)
+		;
+	if (rc < -1) {
+		status = cli_popt_error(con, "dump", rc);
+		goto out;
+	}
+	if (poptPeekArg(con)) {
+		fprintf(stderr, "kmsg dump: unexpected argument '%s'\n"
+			"Try 'kmsg dump --help' for more information.\n",
+			poptPeekArg(con));
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (level < 1 || level > 9) {
+		fprintf(stderr, "kmsg dump: --level: %d is not a level from 1 to 9\n"
+			"Try 'kmsg dump --help' for more information.\n", level);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (output_opt && (!*output_opt || !strcmp(output_opt, "-")))
+		output_opt = NULL;
+	if (!output_opt && isatty(STDOUT_FILENO)) {
+		cli_error(NULL, "refusing to write a binary dump to a terminal; "
+			  "use -o FILE or a pipe");
+		goto out;
+	}
+	path = cli_log_path(file_opt);
+	if (path == NULL)
+		goto out;
+	kind = src_detect(path);
+	if (kind == SRC_DUMP || kind == SRC_TEXT) {
+		cli_error(path, "is %s; kmsg dump reads a log",
+			  kind == SRC_DUMP ? "already a kmsg dump" : "not a kmsg log");
+		goto out;
+	}
+	log = cli_open_log(path, KMSG_OPEN_READ, 0, 0);
+	if (log == NULL)
+		goto out;
+
+	if (output_opt) {
+		out_name = output_opt;
+		fd = open_temp(tmp, sizeof(tmp), output_opt);
+		if (fd < 0) {
+			cli_error(output_opt, "%s", strerror(-fd));
+			goto out;
+		}
+		have_tmp = 1;
+	} else {
+		/* where a regular file on stdout starts, for -v's count */
+		start = lseek(fd, 0, SEEK_CUR);
+	}
+	rc = kmsg_dump_write(&records, log, fd, level);
+	if (rc == -EPIPE)
+		cli_exit_if_epipe(EPIPE);  /* the reader went away: quietly */
+	if (rc < 0) {
+		report_dump_error(path, out_name, rc);
+		goto out;
+	}
+	if (have_tmp) {
+		/* On disk under its own name before it takes FILE's. */
+		if (fsync(fd) < 0 || (end = lseek(fd, 0, SEEK_END)) < 0 || close(fd) < 0) {
+			fd = -1;
+			cli_error(out_name, "%s", strerror(errno));
+			goto out;
+		}
+		fd = -1;
+		if (rename(tmp, output_opt) < 0) {
+			cli_error(out_name, "%s", strerror(errno));
+			goto out;
+		}
+		have_tmp = 0;
+	} else {
+		end = start >= 0 ? lseek(fd, 0, SEEK_CUR) : -1;
+	}
+	if (verbose) {
+		if (end >= 0)
+			fprintf(stderr, "kmsg dump: %llu records, %lld bytes\n",
+				(unsigned long long)records, (long long)(end - (start > 0 ? start : 0)));
+		else
+			fprintf(stderr, "kmsg dump: %llu records\n", (unsigned long long)records);
+	}
+	status = EXIT_OK;
+out:
+	if (have_tmp) {
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+	}
+	kmsg_log_close(log);
+	poptFreeContext(con);
+	return status;
 }

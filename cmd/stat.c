@@ -1,15 +1,189 @@
-/* stat.c - placeholder until the subcommand is written. */
-#include "cmd.h"
+/*
+ * stat.c - kmsg stat: the state of a log (or of a dump): sizes, identity,
+ * the records it holds, and what it lost.  Needs read permission only.
+ */
+#define _GNU_SOURCE
+#include "output.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static const char *file_opt;
+static int json;
 
 const struct poptOption stat_options[] = {
+	{ "file", 'F', POPT_ARG_STRING, &file_opt, 0,
+	  "the log, or a dump made by kmsg dump", "PATH" },
+	{ "json", 'J', POPT_ARG_NONE, &json, 0,
+	  "print one JSON object", NULL },
 	POPT_AUTOHELP
 	POPT_TABLEEND
 };
 
+/* created_ns as ISO 8601 in the local time zone, to the second. */
+static void iso_time(char *buf, size_t size, int64_t ns)
+{
+	time_t t = (time_t)(ns >= 0 ? ns / 1000000000 : -((-ns + 999999999) / 1000000000));
+	struct tm tm;
+	char zone[8];
+	size_t n;
+
+	if (!localtime_r(&t, &tm) ||
+	    !(n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm)) ||
+	    !strftime(zone, sizeof(zone), "%z", &tm) || strlen(zone) != 5) {
+		snprintf(buf, size, "@%lld", (long long)t);
+		return;
+	}
+	/* +hhmm as +hh:mm, as dmesg's iso format writes it */
+	snprintf(buf + n, size - n, "%.3s:%s", zone, zone + 3);
+}
+
+/* 1048576 as "1.0 MiB", for the human output only. */
+static void human_size(char *buf, size_t size, uint64_t v)
+{
+	static const char *unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	double d = (double)v;
+	int u = 0;
+
+	while (d >= 1024 && u < 4) {
+		d /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%llu bytes", (unsigned long long)v);
+	else
+		snprintf(buf, size, "%llu (%.1f %s)", (unsigned long long)v, d, unit[u]);
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+static void print_stat(const char *path, int is_dump, const struct kmsg_stat *st)
+{
+	char id[33], created[64], sz[64], dsz[64];
+	uint64_t records = st->next_seq - st->first_seq;
+	double pct = st->data_size ? 100.0 * (double)st->used / (double)st->data_size : 0;
+
+	for (int i = 0; i < 16; i++)
+		snprintf(id + 2 * i, 3, "%02x", st->ring_id[i]);
+	iso_time(created, sizeof(created), st->created_ns);
+
+	if (json) {
+		printf("{\"path\":");
+		json_string(path);
+		printf(",\"kind\":\"%s\",\"format_version\":%u,"
+		       "\"file_size\":%llu,\"data_size\":%llu,\"max_text\":%u,"
+		       "\"ring_id\":\"%s\",\"created\":\"%s\",\"created_ns\":%lld,"
+		       "\"records\":%llu,\"first_seq\":%llu,\"last_seq\":",
+		       is_dump ? "dump" : "log", st->format_version,
+		       (unsigned long long)st->file_size, (unsigned long long)st->data_size,
+		       st->max_text, id, created, (long long)st->created_ns,
+		       (unsigned long long)records, (unsigned long long)st->first_seq);
+		if (records)
+			printf("%llu", (unsigned long long)(st->next_seq - 1));
+		else
+			printf("null");
+		printf(",\"next_seq\":%llu,\"clear_seq\":%llu,\"evicted\":%llu,"
+		       "\"damaged\":%llu,\"takeovers\":%llu,\"used\":%llu,"
+		       "\"used_percent\":%.1f}\n",
+		       (unsigned long long)st->next_seq, (unsigned long long)st->clear_seq,
+		       (unsigned long long)st->evicted, (unsigned long long)st->damaged,
+		       (unsigned long long)st->takeovers, (unsigned long long)st->used, pct);
+		return;
+	}
+	human_size(sz, sizeof(sz), st->file_size);
+	human_size(dsz, sizeof(dsz), st->data_size);
+	printf("path:        %s%s\n", path, is_dump ? " (a dump)" : "");
+	printf("file size:   %s\n", sz);
+	printf("data size:   %s\n", dsz);
+	printf("used:        %llu bytes (%.1f%%)\n", (unsigned long long)st->used, pct);
+	printf("max text:    %u\n", st->max_text);
+	printf("format:      %u\n", st->format_version);
+	printf("ring id:     %s\n", id);
+	printf("created:     %s\n", created);
+	printf("records:     %llu\n", (unsigned long long)records);
+	if (records) {
+		printf("oldest:      %llu\n", (unsigned long long)st->first_seq);
+		printf("newest:      %llu\n", (unsigned long long)(st->next_seq - 1));
+	} else {
+		printf("oldest:      none\n");
+		printf("newest:      none\n");
+	}
+	printf("next:        %llu\n", (unsigned long long)st->next_seq);
+	printf("cleared:     below %llu\n", (unsigned long long)st->clear_seq);
+	printf("evicted:     %llu\n", (unsigned long long)st->evicted);
+	printf("damaged:     %llu\n", (unsigned long long)st->damaged);
+	printf("takeovers:   %llu\n", (unsigned long long)st->takeovers);
+}
+
 int cmd_stat(int argc, const char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cli_error("stat", "not built yet");
-	return EXIT_FAIL;
+	poptContext con = poptGetContext("kmsg stat", argc, argv, stat_options, 0);
+	struct kmsg_log *log = NULL;
+	struct kmsg_stat st;
+	const char *path;
+	int rc, kind, status = EXIT_FAIL;
+
+	while ((rc = poptGetNextOpt(con)) > 0)
+		;
+	if (rc < -1) {
+		status = cli_popt_error(con, "stat", rc);
+		goto out;
+	}
+	if (poptPeekArg(con)) {
+		fprintf(stderr, "kmsg stat: unexpected argument '%s'\n"
+			"Try 'kmsg stat --help' for more information.\n",
+			poptPeekArg(con));
+		status = EXIT_USAGE;
+		goto out;
+	}
+	path = cli_log_path(file_opt);
+	if (path == NULL)
+		goto out;
+	kind = src_detect(path);
+	if (kind == -EISDIR) {
+		cli_error(path, "is a directory");
+		goto out;
+	}
+	if (kind == SRC_TEXT) {
+		cli_error(path, "is not a kmsg log or dump");
+		goto out;
+	}
+	if (kind == SRC_DUMP) {
+		rc = kmsg_dump_open(&log, path);
+		if (rc < 0) {
+			cli_error(path, "%s", rc == KMSG_ECORRUPT ?
+				  "damaged or incomplete dump" : kmsg_strerror(rc));
+			goto out;
+		}
+	} else {
+		/* cli_open_log() words a missing or unreadable log */
+		log = cli_open_log(path, KMSG_OPEN_READ, 0, 0);
+		if (log == NULL)
+			goto out;
+	}
+	rc = kmsg_log_stat(&st, log);
+	if (rc < 0) {
+		cli_lib_error(path, rc);
+		goto out;
+	}
+	print_stat(path, kind == SRC_DUMP, &st);
+	status = EXIT_OK;
+out:
+	kmsg_log_close(log);
+	poptFreeContext(con);
+	return status;
 }

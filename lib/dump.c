@@ -1,16 +1,763 @@
-/* dump.c - compressed snapshots of a log.  (Placeholder: being written.) */
+/*
+ * dump.c - compressed snapshots of a log, and opening them.
+ *
+ * A dump is one gzip member.  What it decompresses to is a complete kmsg
+ * log file of its own, so gunzip and kmsg_log_open() read it as well as
+ * kmsg_dump_open() does.  The static header is the source's (same ring id,
+ * creation time, max text and first sequence number, so a dump can be tied
+ * to the log it came from) with a file and data size of the dump's own.
+ * The records keep their sequence numbers, times, boot id, pid, caller,
+ * priority, flags, text and fields; only their position field and CRC
+ * change for where they now lie.  The counters (evicted, damaged,
+ * takeovers) and clear_seq are the source's at the start of the dump.
+ *
+ * THE LAYOUT, AND WHY
+ *
+ * gzip is written front to back and a dump never holds more than a batch
+ * of records in memory, yet the header, which comes first, names the tail
+ * and the next sequence number: both depend on records not read yet.  So
+ * the dump fixes them in advance and makes the records fit.  With L the
+ * largest record a writer can append to the source:
+ *
+ *	N  the source's next_seq once the oldest record is in hand: records
+ *	   below it are copied, and the dump's next_seq is N;
+ *	X  the bytes between the source's head and tail then, plus 2L: room
+ *	   for the oldest record, which writers may evict just after it was
+ *	   copied, and for the one a writer may be publishing with a number
+ *	   below N.  The copied records, packed back to back without the
+ *	   source's pads, need at most X bytes;
+ *	D  the dump's data size: at least X and at least 8L (and the file
+ *	   size a multiple of 4096);
+ *	tail = a multiple of D, head = tail - X.
+ *
+ * The records lie back to back from head; the rest of the X bytes becomes
+ * a pad record to the end of the data area (or, under 64 bytes, the short
+ * remainder every reader skips).  Unless the source is damaged, that rest
+ * is at most 3L (the 2L above and one pad of the source), within D / 2, so
+ * the pad passes every check of a record.  (Readers that copy whole
+ * records into a buffer of L bytes take a pad longer than that for a
+ * damaged stretch and scan over it; with no record after it they report
+ * nothing.  A rest too long even for a pad, left by damaged stretches of
+ * the source, stays zeros and is scanned over the same way.)  The D - X
+ * bytes before head, at most 8L, are zeros no reader looks at.  tail is
+ * the first multiple of D large enough that N - first_seq records could
+ * have been written before it, as a log's header must promise.  So the
+ * file passes every check of a log; a writer that opens a gunzipped dump
+ * rebuilds the dynamic part from the records, as it does for any file
+ * last written in another boot.
+ *
+ * CONSISTENCY
+ *
+ * Records are copied through an ordinary reader, oldest first, while
+ * writers go on appending.  In a full ring every append evicts the oldest
+ * record, so the copy starts right at the edge writers eat into: the first
+ * batch of records (IN_BUF bytes) is read before anything is compressed,
+ * to get ahead of them, and the dump keeps ahead as long as it compresses
+ * faster than they write.  A writer that overwrites a record before it is
+ * copied shows as lost records in the reader; the dump then starts again
+ * (the output truncated back when it is a regular file), a few times at
+ * most, then -EAGAIN.  An output that cannot be rewound (a pipe) is left
+ * unfinished and -EAGAIN returned at once: its gzip stream has no end, so
+ * no reader takes a dump with a hole in it for a whole one.
+ */
+#define _GNU_SOURCE
 #include "internal.h"
+#include "crc32c.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
 
-int kmsg_dump_write(uint64_t *records, struct kmsg_log *log, int fd, int level)
+#define BACKUP_SIZE HDR_STATIC
+#define DUMP_ATTEMPTS 4
+#define OUT_BUF   (128u * 1024u)  /* compressed bytes per write() */
+#define IN_BUF    (1024u * 1024u) /* records gathered per deflate() call */
+#define ZERO_BUF  (64u * 1024u)
+#define PAGE      4096u
+
+static const unsigned char zeros[ZERO_BUF];
+
+/* The largest record any writer can append to this log. */
+static uint64_t largest_record(const struct kmsg_log *log)
 {
-	(void)records; (void)log; (void)fd; (void)level;
-	return -ENOSYS;
+	uint64_t r = rec_size(log->max_text, KMSG_MAX_FIELDS_BYTES);
+	return r < log->max_rec ? r : log->max_rec;
 }
 
+/* ---- writing --------------------------------------------------------- */
+
+/* The shape of one attempt at a dump, fixed before its first byte. */
+struct plan {
+	uint64_t next_seq;   /* N: copy records below it */
+	uint64_t span;       /* X: bytes from the dump's head to its tail */
+	uint64_t data_size;  /* D */
+	uint64_t file_size;
+	uint64_t tail;       /* the dump's tail position, a multiple of D */
+	struct kmsg_hdr hdr; /* the dump's header */
+};
+
+/*
+ * Reads the source's state and fixes the dump's size and header; called
+ * once the oldest record has been read, so that N is above it.  Returns
+ * 0, KMSG_ESIZE when the dump would be larger than a log may be, or
+ * KMSG_ECORRUPT for numbers no writer could have left.
+ */
+static int make_plan(struct plan *p, const struct kmsg_log *log)
+{
+	const struct kmsg_hdr *src = log->hdr;
+	struct kmsg_hdr *h = &p->hdr;
+	uint64_t head, tail, need, laps, clear, big = largest_record(log), d;
+
+	/* next_seq before tail: every number below N then belongs to a
+	 * record before this tail or to the one a writer may be between
+	 * W4 and W5 with. */
+	p->next_seq = atomic_load_explicit(&src->next_seq, memory_order_acquire);
+	clear = atomic_load_explicit(&src->clear_seq, memory_order_acquire);
+	tail = atomic_load_explicit(&src->tail, memory_order_acquire);
+	head = atomic_load_explicit(&src->head, memory_order_acquire);
+	if (head > tail || tail - head > log->data_size)
+		head = tail > log->data_size ? tail - log->data_size : 0;
+	if (p->next_seq < src->first_seq || tail >= (UINT64_C(1) << 62))
+		return KMSG_ECORRUPT;
+
+	p->span = (tail - head + 2 * big + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
+	d = p->span > 8 * big ? p->span : 8 * big;
+	if (d > KMSG_MAX_SIZE - HDR_SIZE - BACKUP_SIZE)
+		return KMSG_ESIZE;
+	p->file_size = (HDR_SIZE + d + BACKUP_SIZE + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+	p->data_size = p->file_size - HDR_SIZE - BACKUP_SIZE;
+
+	/* A log's header promises at least REC_HDR bytes of positions per
+	 * sequence number handed out. */
+	if (p->next_seq - src->first_seq > (UINT64_C(1) << 55))
+		return KMSG_ECORRUPT;
+	need = (p->next_seq - src->first_seq) * REC_HDR;
+	/* One lap more than that: kmsg_dump_open() moves tail back to the
+	 * end of the last record, by less than a lap. */
+	laps = need / p->data_size + 2;
+	p->tail = laps * p->data_size;
+	if (p->tail >= (UINT64_C(1) << 62))
+		return KMSG_ECORRUPT;
+
+	memset(h, 0, sizeof(*h));
+	memcpy(h, src, HDR_STATIC);
+	h->file_size = p->file_size;
+	h->data_size = p->data_size;
+	h->header_crc = crc32c_extend(0, h, HDR_CRC_OFF);
+	atomic_store_explicit(&h->head, p->tail - p->span, memory_order_relaxed);
+	atomic_store_explicit(&h->tail, p->tail, memory_order_relaxed);
+	atomic_store_explicit(&h->next_seq, p->next_seq, memory_order_relaxed);
+	atomic_store_explicit(&h->clear_seq, clear < p->next_seq ? clear : p->next_seq,
+			      memory_order_relaxed);
+	atomic_store_explicit(&h->evicted, atomic_load(&src->evicted), memory_order_relaxed);
+	atomic_store_explicit(&h->damaged, atomic_load(&src->damaged), memory_order_relaxed);
+	atomic_store_explicit(&h->takeovers, atomic_load(&src->takeovers), memory_order_relaxed);
+	return 0;
+}
+
+struct gz_out {
+	z_stream z;
+	int fd;
+	unsigned char *out;     /* OUT_BUF */
+	unsigned char *in;      /* IN_BUF: records waiting for deflate() */
+	size_t in_len;
+	uint64_t written;       /* uncompressed bytes so far */
+	/* What precedes the records, held back until the first batch of
+	 * them has been read: the header and the zeros before head. */
+	const struct kmsg_hdr *lead_hdr;
+	uint64_t lead_zeros;
+};
+
+static int write_all(int fd, const unsigned char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Compresses n bytes (Z_FINISH: and ends the stream), writing what comes out. */
+static int deflate_bytes(struct gz_out *g, const void *p, size_t n, int flush)
+{
+	g->z.next_in = (unsigned char *)(uintptr_t)p;
+	g->z.avail_in = (uInt)n;
+	for (;;) {
+		int zr, err;
+		size_t have;
+
+		g->z.next_out = g->out;
+		g->z.avail_out = OUT_BUF;
+		zr = deflate(&g->z, flush);
+		if (zr == Z_STREAM_ERROR)
+			return KMSG_EINVAL;
+		have = OUT_BUF - g->z.avail_out;
+		err = write_all(g->fd, g->out, have);
+		if (err)
+			return err;
+		if (flush == Z_FINISH ? zr == Z_STREAM_END
+				      : g->z.avail_in == 0 && g->z.avail_out != 0)
+			break;
+	}
+	g->written += n;
+	return 0;
+}
+
+static int deflate_zeros(struct gz_out *g, uint64_t n)
+{
+	int err = 0;
+	while (!err && n > 0) {
+		size_t k = n < ZERO_BUF ? (size_t)n : ZERO_BUF;
+		err = deflate_bytes(g, zeros, k, Z_NO_FLUSH);
+		n -= k;
+	}
+	return err;
+}
+
+/* Compresses the batch of records, after the header if it is still due. */
+static int flush_in(struct gz_out *g)
+{
+	int err = 0;
+
+	if (g->lead_hdr) {
+		const struct kmsg_hdr *h = g->lead_hdr;
+		g->lead_hdr = NULL;
+		err = deflate_bytes(g, h, HDR_SIZE, Z_NO_FLUSH);
+		if (!err)
+			err = deflate_zeros(g, g->lead_zeros);
+	}
+	if (!err && g->in_len)
+		err = deflate_bytes(g, g->in, g->in_len, Z_NO_FLUSH);
+	g->in_len = 0;
+	return err;
+}
+
+static int put_bytes(struct gz_out *g, const void *p, size_t n)
+{
+	int err = flush_in(g);
+	return err ? err : deflate_bytes(g, p, n, Z_NO_FLUSH);
+}
+
+static int put_zeros(struct gz_out *g, uint64_t n)
+{
+	int err = flush_in(g);
+	return err ? err : deflate_zeros(g, n);
+}
+
+/* Lays rec out as a record of the dump at position pos, in g->in. */
+static int put_record(struct gz_out *g, const struct kmsg_record *rec, uint64_t pos,
+		      uint32_t len)
+{
+	struct rec_hdr h;
+	unsigned char *p;
+	int err;
+
+	if (IN_BUF - g->in_len < len && (err = flush_in(g)))
+		return err;
+	p = g->in + g->in_len;
+	memset(&h, 0, sizeof(h));
+	h.len = len;
+	h.seq = rec->seq;
+	h.pos = pos;
+	h.real_ns = rec->real_ns;
+	h.boot_ns = rec->boot_ns;
+	h.boot_id = rec->boot_id;
+	h.pid = rec->pid;
+	h.caller = rec->caller;
+	h.text_len = (uint16_t)rec->text_len;
+	h.fields_len = (uint16_t)rec->fields_len;
+	h.prio = (uint8_t)(rec->facility << 3 | rec->level);
+	h.flags = rec->flags & KMSG_FRAGMENT ? REC_FRAGMENT : 0;
+	h.magic = REC_MAGIC;
+	memcpy(p, &h, REC_HDR);
+	memcpy(p + REC_HDR, rec->text, rec->text_len);
+	memcpy(p + REC_HDR + rec->text_len, rec->fields, rec->fields_len);
+	memset(p + REC_HDR + rec->text_len + rec->fields_len, 0,
+	       len - (REC_HDR + rec->text_len + rec->fields_len));
+	h.crc = rec_crc_finish(rec_crc_body(p, len), h.seq, pos, len);
+	memcpy(p + 4, &h.crc, sizeof(h.crc));
+	g->in_len += len;
+	return 0;
+}
+
+/*
+ * After the reader found nothing more: is a record below N still on its
+ * way?  Only while a writer holds the append lock (it publishes before it
+ * lets go), and only for as long as a writer would wait for it.
+ */
+static int worth_waiting(const struct kmsg_log *log, int64_t *since)
+{
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct timespec ts = { 0, 50000 };
+
+	if (!atomic_load_explicit(&log->hdr->lock, memory_order_acquire))
+		return 0;
+	if (!*since)
+		*since = now;
+	else if (now - *since > log->lock_wait_ns)
+		return 0;
+	nanosleep(&ts, NULL);
+	return 1;
+}
+
+/*
+ * One attempt: reads the oldest record, fixes the plan, writes the whole
+ * stream.  Returns 0 and the count of records, 1 when writers overtook the
+ * copy (start again), or an error.
+ */
+static int dump_once(uint64_t *count, struct gz_out *g, struct kmsg_log *log)
+{
+	struct kmsg_reader *r = NULL;
+	struct kmsg_record rec;
+	struct plan p;
+	uint64_t used = 0, head, n = 0, last = 0;
+	int64_t waiting = 0;
+	int err, more, lock_rechecked = 0;
+
+	err = kmsg_reader_new(&r, log, 0);
+	if (err)
+		goto out;
+	/* The oldest record first, N after it: a reader overtaken before
+	 * its first record does not count a loss, so a plan made before
+	 * could find every record below N gone. */
+	more = kmsg_reader_next(r, &rec);
+	err = more < 0 ? more : make_plan(&p, log);
+	if (err)
+		goto out;
+	head = p.tail - p.span;
+	g->lead_hdr = &p.hdr;
+	g->lead_zeros = p.data_size - p.span;
+	for (;; more = kmsg_reader_next(r, &rec)) {
+		uint32_t len;
+
+		if (more < 0) {
+			err = more;
+			goto out;
+		}
+		if (more == 0) {
+			if (last + 1 >= p.next_seq)
+				break;
+			if (worth_waiting(log, &waiting)) {
+				lock_rechecked = 0;
+				continue;
+			}
+			/* The lock was free: one more look covers a writer
+			 * that published and unlocked since the reader's. */
+			if (lock_rechecked++)
+				break;
+			continue;
+		}
+		if (rec.lost) {
+			err = 1;
+			goto out;
+		}
+		if (rec.seq >= p.next_seq)
+			break;
+		len = (uint32_t)rec_size(rec.text_len, rec.fields_len);
+		if (len > p.span - used) {
+			/* Only numbers no writer hands out lead here. */
+			err = 1;
+			goto out;
+		}
+		err = put_record(g, &rec, head + used, len);
+		if (err)
+			goto out;
+		used += len;
+		n++;
+		last = rec.seq;
+		if (last + 1 == p.next_seq)
+			break;
+	}
+	/* The unused part of the span: a pad to the end of the data area,
+	 * if it is short enough to be one (see the overview). */
+	if (p.span - used >= REC_HDR && p.span - used <= p.data_size / 2) {
+		struct rec_hdr pad;
+		uint32_t room = (uint32_t)(p.span - used);
+
+		memset(&pad, 0, sizeof(pad));
+		pad.len = room;
+		pad.seq = p.next_seq;
+		pad.pos = head + used;
+		pad.flags = REC_PAD;
+		pad.magic = REC_MAGIC;
+		pad.crc = rec_crc_finish(rec_crc_body(&pad, REC_HDR), pad.seq, pad.pos, room);
+		err = put_bytes(g, &pad, REC_HDR);
+		used += REC_HDR;
+	}
+	if (!err)
+		err = put_zeros(g, p.span - used);
+	if (!err)
+		err = put_bytes(g, &p.hdr, BACKUP_SIZE);
+	if (!err)
+		err = deflate_bytes(g, NULL, 0, Z_FINISH);
+	if (!err && g->written != p.file_size)
+		err = -EIO;  /* a bug, never a dump that lies about its size */
+	if (!err)
+		*count = n;
+out:
+	g->lead_hdr = NULL;  /* p goes out of scope */
+	kmsg_reader_free(r);
+	return err;
+}
+
+/*
+ * Where the output may be wound back to for another attempt: -1 if it
+ * cannot be (not a regular file).  With O_APPEND every write goes to the
+ * end, wherever the offset is: the end is where the dump starts.
+ */
+static off_t rewind_point(int fd)
+{
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	return fl & O_APPEND ? st.st_size : lseek(fd, 0, SEEK_CUR);
+}
+
+/*
+ * The contract is kmsg.h's.  An attempt overtaken by writers is written
+ * again over itself when the output is a regular file; any other output
+ * gets -EAGAIN at once, its gzip stream left without an end.
+ */
+int kmsg_dump_write(uint64_t *records, struct kmsg_log *log, int fd, int level)
+{
+	struct gz_out g;
+	uint64_t count = 0;
+	off_t start;
+	int err, zinit = 0;
+
+	if (!log || fd < 0 || level < Z_DEFAULT_COMPRESSION || level > Z_BEST_COMPRESSION)
+		return KMSG_EINVAL;
+	memset(&g, 0, sizeof(g));
+	g.fd = fd;
+	g.out = malloc(OUT_BUF);
+	g.in = malloc(IN_BUF);
+	if (!g.out || !g.in) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* windowBits 15 + 16: a gzip header and trailer around deflate. */
+	if (deflateInit2(&g.z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		err = -ENOMEM;
+		goto out;
+	}
+	zinit = 1;
+	start = rewind_point(fd);
+	for (int attempt = 0;; attempt++) {
+		err = dump_once(&count, &g, log);
+		if (err <= 0)
+			goto out;
+		if (start < 0 || attempt + 1 == DUMP_ATTEMPTS) {
+			err = -EAGAIN;
+			goto out;
+		}
+		if (lseek(fd, start, SEEK_SET) < 0 || ftruncate(fd, start) < 0) {
+			err = -errno;
+			goto out;
+		}
+		deflateReset(&g.z);
+		g.in_len = 0;
+		g.written = 0;
+	}
+out:
+	if (zinit)
+		deflateEnd(&g.z);
+	free(g.out);
+	free(g.in);
+	if (!err && records)
+		*records = count;
+	return err;
+}
+
+/* ---- opening --------------------------------------------------------- */
+
+struct gz_in {
+	z_stream z;
+	int fd;
+	unsigned char *buf;  /* IN_BUF of compressed input */
+	int eof;
+};
+
+/*
+ * Decompresses up to n bytes into p.  Returns the count (less than n only
+ * at the end of the gzip member), KMSG_ECORRUPT for a damaged or cut-short
+ * stream, or -errno.
+ */
+static ssize_t inflate_some(struct gz_in *g, unsigned char *p, size_t n, int *ended)
+{
+	g->z.next_out = p;
+	g->z.avail_out = (uInt)n;
+	while (g->z.avail_out > 0 && !*ended) {
+		int zr;
+
+		if (g->z.avail_in == 0 && !g->eof) {
+			ssize_t k = read(g->fd, g->buf, IN_BUF);
+			if (k < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			if (k == 0)
+				g->eof = 1;
+			g->z.next_in = g->buf;
+			g->z.avail_in = (uInt)k;
+		}
+		zr = inflate(&g->z, Z_NO_FLUSH);
+		if (zr == Z_STREAM_END) {
+			*ended = 1;
+		} else if (zr == Z_MEM_ERROR) {
+			return -ENOMEM;
+		} else if (zr == Z_BUF_ERROR) {
+			if (g->eof)
+				return KMSG_ECORRUPT;  /* cut short */
+		} else if (zr != Z_OK) {
+			return KMSG_ECORRUPT;
+		}
+	}
+	return (ssize_t)(n - g->z.avail_out);
+}
+
+static int all_zero(const unsigned char *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/*
+ * Writes the non-zero pages of buf at off, each run of them with one
+ * pwrite(); zero pages stay holes that take no memory.
+ */
+static int put_sparse(int fd, const unsigned char *buf, size_t n, uint64_t off)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t run = 0, w = 0;
+
+		while (i < n && all_zero(buf + i, n - i < PAGE ? n - i : PAGE))
+			i += n - i < PAGE ? n - i : PAGE;
+		while (i + run < n && !all_zero(buf + i + run, n - i - run < PAGE ? n - i - run : PAGE))
+			run += n - i - run < PAGE ? n - i - run : PAGE;
+		while (w < run) {
+			ssize_t r = pwrite(fd, buf + i + w, run - w, (off_t)(off + i + w));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				return r < 0 ? -errno : -EIO;
+			w += (size_t)r;
+		}
+		i += run;
+	}
+	return 0;
+}
+
+/*
+ * The gzip trailer of a regular file holds the content's size modulo 2^32:
+ * a dump whose header claims another size is refused before anything is
+ * decompressed.
+ */
+static int isize_matches(int fd, uint64_t size)
+{
+	struct stat st;
+	unsigned char t[4];
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 18)
+		return 1;
+	if (pread(fd, t, 4, st.st_size - 4) != 4)
+		return 1;
+	return ((uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
+		(uint32_t)t[3] << 24) == (uint32_t)size;
+}
+
+/*
+ * Moves the tail of a decompressed dump back from the end of its window
+ * to the end of its last record, so that the pad kmsg_dump_write() filled
+ * the rest with lies outside: readers never step over it and the used
+ * bytes are the records'.  Walks record headers from head (a few hundred
+ * per microsecond); leaves a header it cannot follow for open to judge.
+ */
+static int trim_tail(int fd, uint64_t size)
+{
+	struct kmsg_hdr *h;
+	unsigned char *map, *data;
+	uint64_t D = size - HDR_SIZE - BACKUP_SIZE, head, tail, pos, end;
+
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	h = (struct kmsg_hdr *)map;
+	data = map + HDR_SIZE;
+	head = atomic_load_explicit(&h->head, memory_order_relaxed);
+	tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
+	if (h->data_size != D || head > tail || tail - head > D ||
+	    head % REC_ALIGN || tail % REC_ALIGN || tail >= (UINT64_C(1) << 62))
+		goto out;
+	end = pos = head;
+	while (pos < tail) {
+		uint64_t phys = pos % D;
+		struct rec_hdr r;
+
+		if (D - phys < REC_HDR) {
+			pos += D - phys;
+			continue;
+		}
+		memcpy(&r, data + phys, REC_HDR);
+		if (r.magic != REC_MAGIC || r.pos != pos || r.len < REC_HDR ||
+		    r.len % REC_ALIGN || r.len > D - phys || r.len > tail - pos)
+			break;
+		pos += r.len;
+		if (!(r.flags & REC_PAD))
+			end = pos;
+	}
+	/* What kmsg_dump_write() leaves after the records: a pad up to tail,
+	 * or zeros where a pad would be too long.  Anything else is some
+	 * other file's business: its tail stays. */
+	if (pos < tail) {
+		uint64_t phys = pos % D;
+		if (tail - pos > D - phys || !all_zero(data + phys, tail - pos))
+			goto out;
+	}
+	atomic_store_explicit(&h->tail, end, memory_order_relaxed);
+out:
+	munmap(map, size);
+	return 0;
+}
+
+/*
+ * The contract is kmsg.h's.  The content is decompressed into a memfd
+ * (holes where it is zero), never more of it than the header claims, and
+ * opened as a read-only log; path may be a pipe.
+ */
 int kmsg_dump_open(struct kmsg_log **out, const char *path)
 {
-	(void)out; (void)path;
-	return -ENOSYS;
+	struct gz_in g;
+	struct kmsg_hdr h;
+	unsigned char magic[2], *chunk = NULL;
+	uint64_t size, off;
+	int mfd = -1, zinit = 0, ended = 0, err;
+	ssize_t n;
+
+	if (!out || !path)
+		return KMSG_EINVAL;
+	memset(&g, 0, sizeof(g));
+	g.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (g.fd < 0)
+		return -errno;
+	g.buf = malloc(IN_BUF);
+	chunk = malloc(IN_BUF);
+	if (!g.buf || !chunk) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Tell a foreign file from a damaged dump by the gzip magic. */
+	n = read(g.fd, magic, 2);
+	if (n < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (n < 2 || magic[0] != 0x1f || magic[1] != 0x8b) {
+		err = KMSG_ENOTLOG;
+		goto out;
+	}
+	if (inflateInit2(&g.z, 15 + 16) != Z_OK) {
+		err = -ENOMEM;
+		goto out;
+	}
+	zinit = 1;
+	memcpy(g.buf, magic, 2);
+	g.z.next_in = g.buf;
+	g.z.avail_in = 2;
+
+	/* The header first: its size claim bounds everything after it. */
+	n = inflate_some(&g, (unsigned char *)&h, HDR_SIZE, &ended);
+	if (n < 0) {
+		err = (int)n;
+		goto out;
+	}
+	size = h.file_size;
+	if (n != HDR_SIZE || memcmp(h.magic, KMSG_MAGIC, 8) != 0 ||
+	    crc32c_extend(0, &h, HDR_CRC_OFF) != h.header_crc ||
+	    size < KMSG_MIN_SIZE || size > KMSG_MAX_SIZE || size % PAGE ||
+	    !isize_matches(g.fd, size)) {
+		err = KMSG_ECORRUPT;
+		goto out;
+	}
+	mfd = memfd_create("kmsg-dump", MFD_CLOEXEC);
+	if (mfd < 0 || ftruncate(mfd, (off_t)size) < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
+	if (err)
+		goto out;
+	off = HDR_SIZE;
+	while (off < size && !ended) {
+		/* page-aligned chunks, so that zero pages become holes */
+		size_t want = IN_BUF - (size_t)(off % PAGE);
+
+		if (want > size - off)
+			want = (size_t)(size - off);
+		n = inflate_some(&g, chunk, want, &ended);
+		if (n < 0) {
+			err = (int)n;
+			goto out;
+		}
+		err = put_sparse(mfd, chunk, (size_t)n, off);
+		if (err)
+			goto out;
+		off += (uint64_t)n;
+	}
+	/* Exactly size bytes, then the end of the stream and of the file:
+	 * content beyond what the header claims is never written. */
+	if (!ended) {
+		n = inflate_some(&g, chunk, 1, &ended);
+		if (n < 0) {
+			err = (int)n;
+			goto out;
+		}
+		if (n > 0 || !ended) {
+			err = KMSG_ECORRUPT;
+			goto out;
+		}
+	}
+	if (off != size || g.z.avail_in != 0) {
+		err = KMSG_ECORRUPT;
+		goto out;
+	}
+	n = read(g.fd, magic, 1);
+	if (n != 0) {
+		err = n < 0 ? -errno : KMSG_ECORRUPT;
+		goto out;
+	}
+	err = trim_tail(mfd, size);
+	if (err)
+		goto out;
+	err = log_open_fd(out, mfd, KMSG_OPEN_READ);
+	if (err == KMSG_ENOTLOG)
+		err = KMSG_ECORRUPT;  /* a gzip stream, but no log inside */
+	if (!err)
+		mfd = -1;  /* the log's now */
+out:
+	if (zinit)
+		inflateEnd(&g.z);
+	if (mfd >= 0)
+		close(mfd);
+	close(g.fd);
+	free(g.buf);
+	free(chunk);
+	return err;
 }

@@ -141,6 +141,8 @@ struct kmsg_log {
 };
 
 /* log.c */
+/* Opens the log on fd as kmsg_log_open() does; on success the log owns fd. */
+int log_open_fd(struct kmsg_log **out, int fd, unsigned flags);
 int log_register_writer(struct kmsg_log *log);
 int log_owner_alive(struct kmsg_log *log, uint64_t writer_id);
 int64_t clock_ns(int clock);

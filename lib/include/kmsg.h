@@ -408,11 +408,14 @@ int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
 /* Dumps: compressed snapshots readable offline                        */
 
 /*
- * Writes a consistent snapshot of log to fd as a gzip stream, in memory
- * bounded by the largest record (not the log's size), while writers go on
- * writing.  The snapshot holds every record from the oldest one to the
+ * Writes a consistent snapshot of log to fd as a gzip stream, in a fixed
+ * amount of memory (about 1.5 MiB) plus the largest record, not the log's
+ * size, while writers go on writing.  The snapshot holds every record from the oldest one to the
  * newest at the start of the dump; if writers overwrite records before
- * they are copied, the dump starts again (up to a few times, then -EAGAIN).
+ * they are copied, the dump starts again (up to a few times, then -EAGAIN):
+ * a regular file is rewound to where the dump began (its end with
+ * O_APPEND); an fd that cannot be rewound gets -EAGAIN at once, its stream
+ * left without an end so that it never passes for a whole dump.
  * The stream decompresses to a kmsg log file of its own, so
  * kmsg_dump_open() (or gunzip and kmsg_log_open()) reads it.  *records
  * (if not NULL) gets the number of records written.  level is zlib's
@@ -422,7 +425,8 @@ int kmsg_dump_write(uint64_t *records, struct kmsg_log *log, int fd, int level);
 
 /*
  * Opens a dump made by kmsg_dump_write() for reading, as a read-only log:
- * it is decompressed into memory.  A file that is not a gzip stream gives
+ * it is decompressed into memory, no more than the dump's header claims
+ * (path may be a pipe).  A file that is not a gzip stream gives
  * KMSG_ENOTLOG; one that is damaged or holds no log KMSG_ECORRUPT.
  */
 int kmsg_dump_open(struct kmsg_log **out, const char *path);

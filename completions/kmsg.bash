@@ -1,0 +1,170 @@
+# bash completion for kmsg(1)                             -*- shell-script -*-
+#
+# Static on purpose: completing runs no program.  tests/cli/completions.sh
+# checks that each subcommand's options here are exactly what
+# "kmsg options CMD" prints (plus --help), that the subcommands are those
+# of "kmsg --help", and that the value lists are those kmsg accepts; so when
+# an option changes in cmd/*.c, change it here too.
+#
+# Works with bash-completion (installed as
+# share/bash-completion/completions/kmsg) or sourced on its own.
+
+_kmsg_commands='emit read follow clear dump stat'
+_kmsg_facilities='kern user mail daemon auth syslog lpr news uucp cron authpriv
+	ftp local0 local1 local2 local3 local4 local5 local6 local7'
+_kmsg_levels='emerg alert crit err warn notice info debug'
+
+# The format and filter options read and follow share (cmd/output.c).
+_kmsg_output_opts='-T --ctime -e --reltime -d --show-delta -t --notime
+	--time-format -r --raw -x --decode -J --json -o --output --noescape
+	--fields -L --color -H --human -P --nopager -l --level -f --facility
+	-k --kernel -u --userspace --since --until --match'
+
+# The word lists below are split here, with IFS set: the user's may be any.
+
+# _kmsg_words WORDS...: COMPREPLY gets the WORDS that start with $cur
+_kmsg_words()
+{
+	local IFS=$' \t\n'
+	COMPREPLY=($(compgen -W "$*" -- "$cur"))
+}
+
+# _kmsg_list WORDS...: completes the last item of a comma-separated list
+# with the WORDS not in it yet
+_kmsg_list()
+{
+	local IFS=$' \t\n' head='' w words=''
+	[[ $cur == *,* ]] && head=${cur%,*},
+	# shellcheck disable=SC2048 # split on purpose
+	for w in $*; do
+		[[ ,$head == *,$w,* ]] || words+=" $w"
+	done
+	COMPREPLY=($(compgen -P "$head" -W "$words" -- "${cur##*,}"))
+}
+
+# -p: facility.level (kern is never stored: not offered) or a level alone
+_kmsg_priority()
+{
+	local IFS=$' \t\n' f facs=''
+	if [[ $cur == *.* ]]; then
+		COMPREPLY=($(compgen -P "${cur%%.*}." -W "$_kmsg_levels" -- "${cur#*.}"))
+		return
+	fi
+	for f in $_kmsg_facilities; do
+		[[ $f == kern ]] || facs+=" $f."
+	done
+	COMPREPLY=($(compgen -W "$facs $_kmsg_levels" -- "$cur"))
+	# "user." is not a whole word yet
+	[[ " ${COMPREPLY[*]} " == *". "* ]] && compopt -o nospace 2>/dev/null
+	return 0
+}
+
+_kmsg_files()
+{
+	if declare -F _filedir >/dev/null; then
+		_filedir
+	else
+		local IFS=$'\n'
+		compopt -o filenames 2>/dev/null
+		COMPREPLY=($(compgen -f -- "$cur"))
+	fi
+}
+
+_kmsg()
+{
+	local cur prev words cword split=false
+	if declare -F _init_completion >/dev/null; then
+		_init_completion -s || return
+	else
+		# No bash-completion: split "--opt=value" here.
+		COMPREPLY=()
+		words=("${COMP_WORDS[@]}")
+		cword=$COMP_CWORD
+		cur=${words[cword]}
+		prev=${words[cword - 1]}
+		if [[ $cur == = && $prev == --* ]]; then
+			cur='' split=true
+		elif [[ $prev == = && ${words[cword - 2]} == --* ]]; then
+			prev=${words[cword - 2]} split=true
+		fi
+	fi
+
+	if ((cword == 1)); then
+		if [[ $cur == -* ]]; then
+			_kmsg_words --help --version
+		else
+			_kmsg_words "$_kmsg_commands"
+		fi
+		return
+	fi
+
+	local cmd=${words[1]} opts
+	case $cmd in
+	emit)
+		opts='-p --priority -t --tag -i --id -f --input -e --skip-empty
+			-s --stderr --prio-prefix --field -F --file --size --sync
+			-n --no-newline --cont --caller' ;;
+	read)   opts="-F --file -c --read-clear -C --clear $_kmsg_output_opts" ;;
+	follow) opts="-F --file -n --lines $_kmsg_output_opts" ;;
+	clear)  opts='-F --file' ;;
+	dump)   opts='-F --file -o --output --level -v --verbose' ;;
+	stat)   opts='-F --file -J --json' ;;
+	help)
+		((cword == 2)) && _kmsg_words "$_kmsg_commands"
+		return ;;
+	*)      return ;;
+	esac
+
+	# The argument of the option before, if it takes one.
+	case $cmd:$prev in
+	*:-F | *:--file | emit:-f | emit:--input | dump:-o | dump:--output)
+		_kmsg_files
+		return ;;
+	emit:-p | emit:--priority)
+		_kmsg_priority
+		return ;;
+	emit:--id)
+		# a bare --id is -i: only --id=ID takes an argument
+		$split && return ;;
+	emit:-t | emit:--tag | emit:--field | emit:--size | emit:--caller)
+		return ;;
+	read:--time-format | follow:--time-format)
+		_kmsg_words delta reltime ctime notime iso raw
+		return ;;
+	read:-o | read:--output | follow:-o | follow:--output)
+		_kmsg_words short raw json kmsg
+		return ;;
+	read:-L | read:--color | follow:-L | follow:--color)
+		# optional: without "=" the next word may be another option
+		if $split || [[ $cur != -* ]]; then
+			_kmsg_words auto always never
+			return
+		fi ;;
+	read:-l | read:--level | follow:-l | follow:--level)
+		_kmsg_list "$_kmsg_levels"
+		return ;;
+	read:-f | read:--facility | follow:-f | follow:--facility)
+		_kmsg_list "$_kmsg_facilities"
+		return ;;
+	read:--since | read:--until | follow:--since | follow:--until)
+		_kmsg_words now today yesterday tomorrow
+		return ;;
+	follow:-n | follow:--lines)
+		_kmsg_words all 0 10
+		return ;;
+	dump:--level)
+		_kmsg_words 1 2 3 4 5 6 7 8 9
+		return ;;
+	*:--match)
+		return ;;
+	esac
+	$split && return
+
+	# emit's words are the message; the others take no operand.
+	if [[ $cur == -* || $cmd != emit ]]; then
+		_kmsg_words "$opts" --help
+	fi
+} &&
+	complete -F _kmsg kmsg
+
+# ex: filetype=sh

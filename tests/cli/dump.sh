@@ -1,0 +1,115 @@
+#!/bin/bash
+# dump.sh - kmsg dump as users run it: to a file with -o, to a pipe, what
+# it refuses (a terminal, a dump, a missing log), and that what it writes
+# reads back with kmsg read, kmsg stat and gunzip.
+. "$(dirname "$0")/lib.sh.inc"
+
+L=$T/log
+seq -f 'line %g' 1 200 | "$KMSG" emit -F "$L" -p daemon.warning &&
+"$KMSG" emit -F "$L" --field CODE=42 "with a field" ||
+	fail "kmsg emit failed: the rest of this test needs it"
+"$KMSG" read -F "$L" -r >"$T/want"
+
+case_ "-o writes a dump that reads as the log"
+expect_status 0 "$KMSG" dump -F "$L" -o "$T/a.gz"
+expect_eq "" "$(cat "$T/out" "$T/err")" "dump's output"
+"$KMSG" read -F "$T/a.gz" -r >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+"$KMSG" read -F "$L" --fields >"$T/want-fields"
+"$KMSG" read -F "$T/a.gz" --fields >"$T/got-fields"
+expect_file_eq "$T/want-fields" "$T/got-fields"
+
+case_ "the dump is a gzip stream of a log file"
+expect_status 0 gzip -t "$T/a.gz"
+gzip -dc "$T/a.gz" >"$T/plain.log"
+"$KMSG" read -F "$T/plain.log" -r >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "-o: mode 0640 less the umask, no temporary file left"
+expect_eq "640" "$(umask 022; "$KMSG" dump -F "$L" -o "$T/m.gz"; stat -c %a "$T/m.gz")"
+expect_eq "600" "$(umask 077; "$KMSG" dump -F "$L" -o "$T/n.gz"; stat -c %a "$T/n.gz")"
+expect_eq "" "$(ls "$T" | grep part)" "temporary files"
+
+case_ "-o replaces an existing file"
+echo old >"$T/old.gz"
+expect_status 0 "$KMSG" dump -F "$L" -o "$T/old.gz"
+"$KMSG" read -F "$T/old.gz" -r >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "to a pipe"
+"$KMSG" dump -F "$L" | cat >"$T/p.gz"
+expect_eq "0" "${PIPESTATUS[0]}" "dump's status"
+"$KMSG" read -F "$T/p.gz" -r >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+"$KMSG" dump -F "$L" | gzip -dc | cmp -s - "$T/plain.log" ||
+	fail "a dump to a pipe differs from one to a file"
+
+case_ "to a regular file on standard output"
+"$KMSG" dump -F "$L" >"$T/s.gz"
+"$KMSG" read -F "$T/s.gz" -r >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "a reader that goes away early is no error"
+"$KMSG" dump -F "$L" | head -c 10 >/dev/null
+expect_eq "0" "${PIPESTATUS[0]}" "dump's status"
+
+case_ "-v reports records and bytes"
+expect_status 0 "$KMSG" dump -F "$L" -v -o "$T/v.gz"
+expect_eq "kmsg dump: 201 records, $(stat -c %s "$T/v.gz") bytes" "$(cat "$T/err")"
+
+case_ "KMSG_FILE names the log when --file does not"
+KMSG_FILE=$L "$KMSG" dump >"$T/k.gz"
+"$KMSG" read -F "$T/k.gz" -r >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "refuses to write to a terminal"
+if command -v script >/dev/null; then
+	script -qec "'$KMSG' dump -F '$L'" /dev/null >"$T/tty" 2>&1
+	expect_eq "1" "$?" "status on a terminal"
+	expect_grep "refusing to write a binary dump to a terminal; use -o FILE or a pipe" "$T/tty"
+	# nothing but the message reached the terminal
+	expect_eq "1" "$(tr -d '\r' <"$T/tty" | grep -c .)" "lines on the terminal"
+	script -qec "'$KMSG' dump -F '$L' -o '$T/t.gz'" /dev/null >"$T/tty" 2>&1
+	expect_eq "0" "$?" "status with -o on a terminal"
+	"$KMSG" read -F "$T/t.gz" -r >"$T/got"
+	expect_file_eq "$T/want" "$T/got"
+else
+	echo "skipped: no script(1) for a terminal" >&2
+fi
+
+case_ "a missing log"
+expect_status 1 "$KMSG" dump -F "$T/nonexistent" -o "$T/x.gz"
+expect_grep "^kmsg: $T/nonexistent: no such log" "$T/err"
+[ -e "$T/x.gz" ] && fail "a failed dump left its output"
+expect_eq "" "$(ls "$T" | grep part)" "temporary files"
+
+case_ "a dump is not dumped again"
+expect_status 1 "$KMSG" dump -F "$T/a.gz" -o "$T/x.gz"
+expect_grep "already a kmsg dump" "$T/err"
+
+case_ "an output that cannot be written"
+expect_status 1 "$KMSG" dump -F "$L" -o "$T/no/such/dir/x.gz"
+expect_grep "^kmsg: $T/no/such/dir/x.gz: No such file or directory" "$T/err"
+if [ -w /dev/full ]; then
+	expect_status 1 sh -c '"$0" dump -F "$1" >/dev/full' "$KMSG" "$L"
+	expect_grep "No space left on device" "$T/err"
+fi
+
+case_ "--level"
+expect_status 0 "$KMSG" dump -F "$L" --level 9 -o "$T/9.gz"
+"$KMSG" read -F "$T/9.gz" -r >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "bad usage"
+expect_status 2 "$KMSG" dump -F "$L" --level 0
+expect_status 2 "$KMSG" dump -F "$L" --level 10
+expect_status 2 "$KMSG" dump -F "$L" extra
+expect_status 2 "$KMSG" dump --no-such-option
+
+case_ "damaged and cut-short dumps are refused by read and stat"
+head -c 100 "$T/a.gz" >"$T/cut.gz"
+expect_status 1 "$KMSG" read -F "$T/cut.gz"
+expect_status 1 "$KMSG" stat -F "$T/cut.gz"
+expect_grep "^kmsg: $T/cut.gz: " "$T/err"
+
+finish

@@ -1,0 +1,108 @@
+#!/bin/bash
+# stat.sh - kmsg stat as users run it: the fields after some records, the
+# JSON object, a dump's state, read permission only, and its errors.
+. "$(dirname "$0")/lib.sh.inc"
+
+L=$T/log
+# value KEY: the value of "KEY:" in $T/out
+value() { sed -n "s/^$1: *//p" "$T/out"; }
+# jvalue KEY: the value of "KEY" in the JSON object in $T/out
+jvalue() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" "$T/out"; }
+
+case_ "a new log"
+"$KMSG" emit -F "$L" --size 64K "first" ||
+	fail "kmsg emit failed: the rest of this test needs it"
+expect_status 0 "$KMSG" stat -F "$L"
+expect_eq "$L" "$(value path)"
+expect_eq "65536 (64.0 KiB)" "$(value 'file size')"
+expect_eq "65152 (63.6 KiB)" "$(value 'data size')"
+expect_eq "1024" "$(value 'max text')"
+expect_eq "1" "$(value records)"
+expect_eq "1" "$(value oldest)"
+expect_eq "1" "$(value newest)"
+expect_eq "2" "$(value next)"
+expect_eq "0" "$(value evicted)"
+expect_eq "0" "$(value damaged)"
+expect_eq "0" "$(value takeovers)"
+expect_grep '^ring id: *[0-9a-f]\{32\}$' "$T/out"
+expect_grep "^created: *$(date -u +%Y-%m-%d)T[0-9:]*+00:00$" "$T/out"
+expect_grep '^used: *72 bytes (0\.1%)$' "$T/out"
+# aligned: every value starts in the same column
+expect_eq "1" "$(awk -F': *' '{ print index($0, $2) }' "$T/out" | sort -u | wc -l)" "value columns"
+
+case_ "after many records: evictions, clear"
+seq -f 'record number %g with some text to fill the ring' 1 3000 | "$KMSG" emit -F "$L"
+"$KMSG" clear -F "$L"
+"$KMSG" emit -F "$L" "after the clear"
+expect_status 0 "$KMSG" stat -F "$L"
+expect_eq "3002" "$(value newest)"
+expect_eq "3003" "$(value next)"
+expect_eq "below 3002" "$(value cleared)"
+oldest=$(value oldest) evicted=$(value evicted) records=$(value records)
+expect_eq "3002" "$((oldest + records - 1))" "oldest + records - 1"
+expect_eq "$((oldest - 1))" "$evicted" "evicted"
+[ "$evicted" -gt 0 ] || fail "the ring did not wrap"
+
+case_ "--json"
+expect_status 0 "$KMSG" stat -F "$L" --json
+expect_eq "1" "$(wc -l <"$T/out" | tr -d ' ')" "lines"
+expect_eq "\"$L\"" "$(jvalue path)"
+expect_eq '"log"' "$(jvalue kind)"
+expect_eq "65536" "$(jvalue file_size)"
+expect_eq "$records" "$(jvalue records)"
+expect_eq "$oldest" "$(jvalue first_seq)"
+expect_eq "3002" "$(jvalue last_seq)"
+expect_eq "3003" "$(jvalue next_seq)"
+expect_eq "3002" "$(jvalue clear_seq)"
+expect_eq "$evicted" "$(jvalue evicted)"
+if command -v python3 >/dev/null; then
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["records"] > 0 and len(d["ring_id"]) == 32' "$T/out" ||
+		fail "--json is not the JSON expected"
+fi
+
+case_ "a dump: the same records, numbers and ring id"
+"$KMSG" stat -F "$L" --json >"$T/log.json"
+"$KMSG" dump -F "$L" -o "$T/d.gz" || fail "kmsg dump failed"
+expect_status 0 "$KMSG" stat -F "$T/d.gz" --json
+expect_eq '"dump"' "$(jvalue kind)"
+for k in ring_id created_ns records first_seq last_seq next_seq clear_seq evicted max_text; do
+	expect_eq "$(sed -n "s/.*\"$k\":\([^,}]*\).*/\1/p" "$T/log.json")" "$(jvalue $k)" "$k"
+done
+
+case_ "an empty log"
+"$KMSG" emit -F "$T/empty" --size 16K -p user.info "x" >/dev/null 2>&1
+"$KMSG" clear -F "$T/empty"
+expect_status 0 "$KMSG" stat -F "$T/empty"
+expect_eq "1" "$(value records)"
+expect_eq "below 2" "$(value cleared)"
+
+case_ "read permission is enough"
+chmod 0444 "$L"
+expect_status 0 "$KMSG" stat -F "$L"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	chmod 0644 "$L"; chmod 0755 "$T"
+	expect_status 0 setpriv --reuid=65534 --regid=65534 --clear-groups "$KMSG" stat -F "$L"
+	expect_eq "3002" "$(value newest)"
+	chmod 0600 "$L"
+	expect_status 1 setpriv --reuid=65534 --regid=65534 --clear-groups "$KMSG" stat -F "$L"
+	expect_grep "permission denied" "$T/err"
+fi
+
+case_ "a missing log"
+expect_status 1 "$KMSG" stat -F "$T/nonexistent"
+expect_grep "^kmsg: $T/nonexistent: no such log" "$T/err"
+[ -e "$T/nonexistent" ] && fail "stat created a log"
+
+case_ "not a log"
+printf 'hello\n' >"$T/text"
+expect_status 1 "$KMSG" stat -F "$T/text"
+expect_grep "^kmsg: $T/text: is not a kmsg log or dump" "$T/err"
+echo x | gzip >"$T/x.gz"
+expect_status 1 "$KMSG" stat -F "$T/x.gz"
+expect_grep "^kmsg: $T/x.gz: damaged or incomplete dump" "$T/err"
+
+case_ "bad usage"
+expect_status 2 "$KMSG" stat -F "$L" extra
+expect_status 2 "$KMSG" stat --bogus
+
+finish
