@@ -25,19 +25,10 @@ int cmd_clear(int argc, const char **argv)
 	const char *path;
 	int rc, kind, status = EXIT_FAIL;
 
-	while ((rc = poptGetNextOpt(con)) > 0)
-		;
-	if (rc < -1) {
-		status = cli_popt_error(con, "clear", rc);
+	status = cli_parse_options(con, "clear");
+	if (status != 0)
 		goto out;
-	}
-	if (poptPeekArg(con)) {
-		fprintf(stderr, "kmsg clear: unexpected argument '%s'\n"
-			"Try 'kmsg clear --help' for more information.\n",
-			poptPeekArg(con));
-		status = EXIT_USAGE;
-		goto out;
-	}
+	status = EXIT_FAIL;
 	path = cli_log_path(file_opt);
 	if (path == NULL)
 		goto out;

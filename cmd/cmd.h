@@ -54,6 +54,12 @@ void cli_lib_error(const char *what, int code);
 int cli_popt_error(poptContext con, const char *cmd, int rc);
 
 /*
+ * Parses the options of a subcommand that takes no other arguments:
+ * returns 0, or EXIT_USAGE after saying what is wrong.
+ */
+int cli_parse_options(poptContext con, const char *cmd);
+
+/*
  * The log a subcommand works on: the --file option if given, else
  * $KMSG_FILE, else /var/log/kmsg for root and $XDG_STATE_HOME/kmsg/log
  * (~/.local/state/kmsg/log) for other users.  Returns a string that lives

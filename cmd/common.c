@@ -42,6 +42,23 @@ int cli_popt_error(poptContext con, const char *cmd, int rc)
 	return EXIT_USAGE;
 }
 
+int cli_parse_options(poptContext con, const char *cmd)
+{
+	int rc;
+
+	while ((rc = poptGetNextOpt(con)) > 0)
+		;
+	if (rc < -1)
+		return cli_popt_error(con, cmd, rc);
+	if (poptPeekArg(con)) {
+		fprintf(stderr, "kmsg %s: unexpected argument '%s'\n"
+			"Try 'kmsg %s --help' for more information.\n",
+			cmd, poptPeekArg(con), cmd);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 const char *cli_log_path(const char *file_opt)
 {
 	static char buf[PATH_MAX];

@@ -90,19 +90,10 @@ int cmd_dump(int argc, const char **argv)
 	int rc, kind, fd = STDOUT_FILENO, have_tmp = 0, status = EXIT_FAIL;
 	off_t start = -1, end;
 
-	while ((rc = poptGetNextOpt(con)) > 0)
-		;
-	if (rc < -1) {
-		status = cli_popt_error(con, "dump", rc);
+	status = cli_parse_options(con, "dump");
+	if (status != 0)
 		goto out;
-	}
-	if (poptPeekArg(con)) {
-		fprintf(stderr, "kmsg dump: unexpected argument '%s'\n"
-			"Try 'kmsg dump --help' for more information.\n",
-			poptPeekArg(con));
-		status = EXIT_USAGE;
-		goto out;
-	}
+	status = EXIT_FAIL;
 	if (level < 1 || level > 9) {
 		fprintf(stderr, "kmsg dump: --level: %d is not a level from 1 to 9\n"
 			"Try 'kmsg dump --help' for more information.\n", level);

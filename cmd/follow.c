@@ -314,19 +314,10 @@ int cmd_follow(int argc, const char **argv)
 	clear_seq = 0;
 	status = EXIT_FAIL;
 	setup = 0;
-	while ((rc = poptGetNextOpt(con)) > 0)
-		;
-	if (rc < -1) {
-		status = cli_popt_error(con, "follow", rc);
+	status = cli_parse_options(con, "follow");
+	if (status != 0)
 		goto out;
-	}
-	if (poptPeekArg(con)) {
-		fprintf(stderr, "kmsg follow: unexpected argument '%s'\n"
-			"Try 'kmsg follow --help' for more information.\n",
-			poptPeekArg(con));
-		status = EXIT_USAGE;
-		goto out;
-	}
+	status = EXIT_FAIL;
 	if (lines_opt && parse_lines(&all, &n, lines_opt) < 0) {
 		fprintf(stderr, "kmsg follow: --lines %s: not a number or 'all'\n"
 			"Try 'kmsg follow --help' for more information.\n",

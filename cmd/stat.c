@@ -137,19 +137,10 @@ int cmd_stat(int argc, const char **argv)
 	const char *path;
 	int rc, kind, status = EXIT_FAIL;
 
-	while ((rc = poptGetNextOpt(con)) > 0)
-		;
-	if (rc < -1) {
-		status = cli_popt_error(con, "stat", rc);
+	status = cli_parse_options(con, "stat");
+	if (status != 0)
 		goto out;
-	}
-	if (poptPeekArg(con)) {
-		fprintf(stderr, "kmsg stat: unexpected argument '%s'\n"
-			"Try 'kmsg stat --help' for more information.\n",
-			poptPeekArg(con));
-		status = EXIT_USAGE;
-		goto out;
-	}
+	status = EXIT_FAIL;
 	path = cli_log_path(file_opt);
 	if (path == NULL)
 		goto out;
