@@ -145,6 +145,10 @@ struct kmsg_log {
 int log_open_fd(struct kmsg_log **out, int fd, unsigned flags);
 int log_register_writer(struct kmsg_log *log);
 int log_owner_alive(struct kmsg_log *log, uint64_t writer_id);
+int log_followers_present(struct kmsg_log *log);
+int log_register_follower(struct kmsg_log *log);
+unsigned log_fork_gen(void);      /* bumped in a child after fork() */
+uint32_t log_tid(void);           /* gettid(), cached per thread */
 int64_t clock_ns(int clock);
 
 /* ring.c */

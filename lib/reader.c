@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-int log_register_follower(struct kmsg_log *log);
 
 #define JOIN_SLOTS 64        /* callers with a line in progress */
 #define JOIN_MAX   65535u    /* a joined line longer than this is cut into parts */

@@ -119,9 +119,6 @@
 #include <time.h>
 #include <unistd.h>
 
-unsigned log_fork_gen(void);
-uint32_t log_tid(void);
-int log_followers_present(struct kmsg_log *log);
 
 uint32_t rec_crc_body(const void *rec, uint32_t end)
 {
