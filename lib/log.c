@@ -177,10 +177,12 @@ static uint32_t static_crc(const void *hdr)
 }
 
 /*
- * Checks a static header (primary or backup copy) against the file size.
- * Returns 0, KMSG_ENOTLOG, KMSG_EVERSION or KMSG_ECORRUPT.
+ * Checks a static header (primary or backup copy): its sizes must agree
+ * with each other and the file must be as long as it says, or shorter when
+ * short_ok (a file cut short; see open_fd).  Returns 0, KMSG_ENOTLOG,
+ * KMSG_EVERSION or KMSG_ECORRUPT.
  */
-static int check_static(const struct kmsg_hdr *h, uint64_t st_size)
+static int check_static(const struct kmsg_hdr *h, uint64_t st_size, int short_ok)
 {
 	uint64_t max_rec;
 
@@ -192,7 +194,8 @@ static int check_static(const struct kmsg_hdr *h, uint64_t st_size)
 		return KMSG_EVERSION;
 	if (h->header_size != HDR_SIZE || h->data_off != HDR_SIZE)
 		return KMSG_ECORRUPT;
-	if (h->file_size != st_size || h->file_size < KMSG_MIN_SIZE ||
+	if ((short_ok ? h->file_size < st_size : h->file_size != st_size) ||
+	    h->file_size < KMSG_MIN_SIZE ||
 	    h->file_size > KMSG_MAX_SIZE || h->file_size % 4096)
 		return KMSG_ECORRUPT;
 	if (h->data_size != h->file_size - HDR_SIZE - BACKUP_SIZE)
@@ -206,12 +209,34 @@ static int check_static(const struct kmsg_hdr *h, uint64_t st_size)
 	return 0;
 }
 
-static int map_log(struct kmsg_log *log, uint64_t size)
+/*
+ * Maps the whole log.  A file shorter than its header says (have < size)
+ * is only ever mapped for reading: its missing end reads as zeros, as
+ * pages a power cut never wrote, instead of raising SIGBUS.
+ */
+static int map_log(struct kmsg_log *log, uint64_t size, uint64_t have)
 {
 	int prot = PROT_READ | (log->flags & KMSG_OPEN_WRITE ? PROT_WRITE : 0);
-	void *m = mmap(NULL, size, prot, MAP_SHARED, log->fd, 0);
-	if (m == MAP_FAILED)
-		return -errno;
+	void *m;
+
+	if (have >= size) {
+		m = mmap(NULL, size, prot, MAP_SHARED, log->fd, 0);
+		if (m == MAP_FAILED)
+			return -errno;
+	} else {
+		uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+		uint64_t part = (have + page - 1) / page * page;
+		m = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			 -1, 0);
+		if (m == MAP_FAILED)
+			return -errno;
+		if (mmap(m, part < size ? part : size, PROT_READ, MAP_SHARED | MAP_FIXED,
+			 log->fd, 0) == MAP_FAILED) {
+			int e = -errno;
+			munmap(m, size);
+			return e;
+		}
+	}
 	log->map = m;
 	log->map_size = size;
 	log->hdr = m;
@@ -321,18 +346,38 @@ static void rebuild_dynamic(struct kmsg_log *log)
 		atomic_store(&h->clear_seq, best_seq + 1);
 }
 
+/*
+ * Restores a file cut short to the size its header gives: the missing end
+ * comes back as zeros (holes), the backup header is written again, and the
+ * caller rebuilds the dynamic header from the records that survived.  A
+ * crafted header can make this grow a file, but to no size its author
+ * could not have made with truncate(1).
+ */
+static int restore_size(int fd, const struct kmsg_hdr *h)
+{
+	if (ftruncate(fd, (off_t)h->file_size) < 0)
+		return -errno;
+	if (pwrite(fd, h, BACKUP_SIZE, (off_t)(h->file_size - BACKUP_SIZE)) != BACKUP_SIZE)
+		return -EIO;
+	if (fdatasync(fd) < 0)
+		return -errno;
+	return 0;
+}
+
 static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 {
 	struct kmsg_log *log;
 	struct stat st;
 	struct kmsg_hdr primary, backup;
-	int r, r2, use_backup = 0;
+	uint64_t have;
+	int r, r2, use_backup = 0, cut_short = 0;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return KMSG_ENOTLOG;
-	if ((uint64_t)st.st_size < KMSG_MIN_SIZE) {
+	have = (uint64_t)st.st_size;
+	if (have < HDR_SIZE) {
 		/* Tell an empty or foreign small file from a cut-short log. */
 		char m[8];
 		return pread(fd, m, 8, 0) == 8 && !memcmp(m, KMSG_MAGIC, 8)
@@ -340,16 +385,28 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 	}
 	if (pread(fd, &primary, HDR_STATIC, 0) != HDR_STATIC)
 		return -EIO;
-	r = check_static(&primary, (uint64_t)st.st_size);
-	if (r) {
+	/* A file shorter than its header says lost its end (a copy that
+	 * stopped, a file system that kept the size but not the data): its
+	 * records up to the cut are still good.  Longer is never innocent. */
+	r = check_static(&primary, have, 1);
+	if (r == 0 && primary.file_size > have) {
+		cut_short = 1;
+	} else if (r) {
 		/* The first page may be the one a power cut zeroed or tore. */
-		if (pread(fd, &backup, BACKUP_SIZE, st.st_size - BACKUP_SIZE) != BACKUP_SIZE)
-			return -EIO;
-		r2 = check_static(&backup, (uint64_t)st.st_size);
+		if (have < KMSG_MIN_SIZE ||
+		    pread(fd, &backup, BACKUP_SIZE, st.st_size - BACKUP_SIZE) != BACKUP_SIZE)
+			return r;
+		r2 = check_static(&backup, have, 0);
 		if (r2 == 0)
 			use_backup = 1;
 		else
 			return r == KMSG_ENOTLOG ? r2 : r;
+	}
+	if (cut_short && (flags & KMSG_OPEN_WRITE)) {
+		r = restore_size(fd, &primary);
+		if (r < 0)
+			return r;
+		have = primary.file_size;
 	}
 
 	log = calloc(1, sizeof(*log));
@@ -357,7 +414,7 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 		return -ENOMEM;
 	log->fd = fd;
 	log->flags = flags;
-	r = map_log(log, (uint64_t)st.st_size);
+	r = map_log(log, use_backup ? backup.file_size : primary.file_size, have);
 	if (r < 0) {
 		free(log);
 		return r;
@@ -377,7 +434,7 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 	log->lock_wait_ns = INT64_C(1000) * 1000 * 1000;
 
 	if (flags & KMSG_OPEN_WRITE) {
-		int repair = use_backup;
+		int repair = use_backup || cut_short;
 		if (use_backup)
 			memcpy(log->map, &backup, HDR_STATIC);
 		r = log_register_writer(log);

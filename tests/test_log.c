@@ -171,15 +171,52 @@ Test(log, not_a_log_is_refused)
 	cr_assert_eq(kmsg_log_open(&log, tu_path("missing"), 0), -ENOENT);
 }
 
-Test(log, truncated_log_is_refused)
+/* The file's first 32 KiB survive: a reader reads what is there, a
+ * writer gives the file its size back and goes on numbering. */
+Test(log, log_cut_short_is_read_and_restored)
 {
 	struct kmsg_log *log = tu_create("t.log", 65536, 0);
-	tu_append(log, "x");
+	uint64_t first, last, seq;
+	struct stat st;
+	size_t n;
+
+	for (int i = 0; i < 1000; i++)
+		tu_append(log, "a record that makes the ring wrap a few times over");
 	kmsg_log_close(log);
 	cr_assert_eq(truncate(tu_path("t.log"), 32768), 0);
-	cr_assert_eq(kmsg_log_open(&log, tu_path("t.log"), 0), KMSG_ECORRUPT);
+
+	cr_assert_eq(kmsg_log_open(&log, tu_path("t.log"), 0), 0, "read-only open of a cut file");
+	n = tu_count(log, &first, &last);
+	cr_assert(n > 100 && n < 1000, "the records before the cut are read (%zu)", n);
+	kmsg_log_close(log);
+	cr_assert_eq(stat(tu_path("t.log"), &st), 0);
+	cr_assert_eq(st.st_size, 32768, "a reader never changes the file");
+
+	cr_assert_eq(kmsg_log_open(&log, tu_path("t.log"), KMSG_OPEN_WRITE), 0);
+	cr_assert_eq(stat(tu_path("t.log"), &st), 0);
+	cr_assert_eq(st.st_size, 65536, "a writer restores the size");
+	cr_assert_geq(tu_count(log, NULL, NULL), n, "restoring loses nothing readable");
+	cr_assert_eq(kmsg_log_append(&seq, log, &(struct kmsg_entry)KMSG_ENTRY_INIT), 0);
+	cr_assert_gt(seq, last);
+	cr_assert_eq(seq, 1001, "the header kept the numbering: no number is reused");
+	kmsg_log_close(log);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("t.log"), 0), 0, "and it opens cleanly after");
+	kmsg_log_close(log);
+
+	/* Too short to hold the header: nothing to go on. */
 	cr_assert_eq(truncate(tu_path("t.log"), 100), 0);
 	cr_assert_eq(kmsg_log_open(&log, tu_path("t.log"), 0), KMSG_ECORRUPT);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("t.log"), KMSG_OPEN_WRITE), KMSG_ECORRUPT);
+}
+
+/* Longer than its header says is not damage a log can suffer. */
+Test(log, log_longer_than_its_header_is_refused)
+{
+	struct kmsg_log *log = tu_create("g.log", 65536, 0);
+	kmsg_log_close(log);
+	cr_assert_eq(truncate(tu_path("g.log"), 65536 + 4096), 0);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("g.log"), 0), KMSG_ECORRUPT);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("g.log"), KMSG_OPEN_WRITE), KMSG_ECORRUPT);
 }
 
 Test(log, header_that_lies_about_sizes_is_refused)

@@ -89,8 +89,10 @@ struct kmsg_create_opts {
  * Opens the log at path.  With KMSG_OPEN_WRITE it is opened for appending.
  * The header is validated (magic, version, checksum, sizes against the file's
  * real size); a file that is not a log, or whose header is damaged, is refused
- * with KMSG_ENOTLOG, KMSG_EVERSION or KMSG_ECORRUPT.  *out is set only on
- * success; close it with kmsg_log_close().
+ * with KMSG_ENOTLOG, KMSG_EVERSION or KMSG_ECORRUPT.  A log cut short (the
+ * file ends before its header says) is opened: its missing end reads as
+ * empty, and opening it for writing restores the file's size.  *out is set
+ * only on success; close it with kmsg_log_close().
  */
 int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags);
 
