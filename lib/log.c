@@ -116,7 +116,12 @@ int log_register_writer(struct kmsg_log *log)
 	for (int tries = 0; tries < 64; tries++) {
 		uint64_t id = atomic_fetch_add(&log->hdr->writer_ids, 1) + 1;
 		int r;
-		if ((id & LOCK_WRITER_MASK) == 0)
+		/* Never the id in the lock word: ring_lock takes a lock
+		 * word holding its own id for another thread of this
+		 * handle and waits, so a stale word left with this id
+		 * (a hostile or reverted header) would block every
+		 * append for the full wait. */
+		if ((id & LOCK_WRITER_MASK) == 0 || id == atomic_load(&log->hdr->lock))
 			continue;
 		r = ofd_lock(log->fd, F_OFD_SETLK, F_WRLCK,
 			     LOCK_WRITER_BASE + (id & LOCK_WRITER_MASK), NULL);

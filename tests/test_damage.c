@@ -186,6 +186,8 @@ Test(damage, hostile_dynamic_header_and_garbage_data, .timeout = 300)
 		atomic_store(&h->tail, vals[rand() % 8]);
 		atomic_store(&h->next_seq, vals[rand() % 8]);
 		atomic_store(&h->lock, vals[rand() % 8]);
+		if (it % 5 == 0) /* held by the id the next writer will get */
+			atomic_store(&h->lock, atomic_load(&h->writer_ids) + 1);
 		spit(path, copy, LOG_SIZE);
 
 		struct kmsg_log *log;
