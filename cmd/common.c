@@ -133,10 +133,23 @@ struct kmsg_log *cli_open_log(const char *path, unsigned flags, int create,
 			  " (writing needs write permission on the log)" : "");
 		break;
 	case -ELOOP:
-		cli_error(path, "is a symbolic link; kmsg does not follow links to its log");
+		cli_error(path, "is a symbolic link; kmsg does not follow links to its log "
+			  "(give the real path with --file)");
 		break;
 	case -EPERM:
-		cli_error(path, "owned by another user; refusing to write to it");
+		cli_error(path, "owned by another user; refusing to write to it "
+			  "(remove it if it is not yours, or give another log with --file)");
+		break;
+	case KMSG_ENOTLOG:
+		cli_error(path, "%s; refusing to touch it (give the log's path with --file)",
+			  kmsg_strerror(r));
+		break;
+	case KMSG_ECORRUPT:
+		cli_error(path, "%s; nothing in it can be trusted (move it aside: "
+			  "'kmsg emit' then makes a new log)", kmsg_strerror(r));
+		break;
+	case KMSG_EVERSION:
+		cli_error(path, "%s (read it with the kmsg that wrote it)", kmsg_strerror(r));
 		break;
 	case KMSG_ESIZE:
 		cli_error(path, "%s", kmsg_strerror(r));

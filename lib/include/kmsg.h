@@ -103,8 +103,9 @@ int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags);
  * into place, so no reader ever sees a half-made log and two racing creators
  * end up sharing one file.  A symlink at path is never followed; an existing
  * file is opened as with kmsg_log_open() and opts is ignored, except that
- * it is refused when it is not a regular file or is owned by another user
- * than the caller, unless the caller is root (-EPERM).  opts may be NULL for
+ * it is refused when it is not a regular file (KMSG_ENOTLOG) or is owned by
+ * neither the caller nor root (-EPERM): a file someone else planted at the
+ * path is never written to.  opts may be NULL for
  * the defaults.  flags may add KMSG_OPEN_SYNC.
  */
 int kmsg_log_create(struct kmsg_log **out, const char *path,
