@@ -94,6 +94,49 @@ static uint32_t (*resolve(void))(uint32_t, const void *, size_t)
 	return __builtin_cpu_supports("sse4.2") ? hw_extend : crc32c_extend_sw;
 }
 
+/* Copy and checksum in one pass: each word is loaded once, stored and
+ * folded into the CRC from the same register. */
+__attribute__((target("sse4.2")))
+static uint32_t hw_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	const unsigned char *s = src;
+	unsigned char *d = dst;
+	uint64_t c = ~crc;
+
+	for (; len >= 8; s += 8, d += 8, len -= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		memcpy(d, &w, 8);
+		c = __builtin_ia32_crc32di(c, w);
+	}
+	for (; len; len--) {
+		unsigned char b = *s++;
+		*d++ = b;
+		c = __builtin_ia32_crc32qi((uint32_t)c, b);
+	}
+	return ~(uint32_t)c;
+}
+
+static uint32_t sw_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+	return crc32c_extend_sw(crc, dst, len);
+}
+
+uint32_t crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	static uint32_t (*fn)(uint32_t, void *, const void *, size_t);
+	uint32_t (*f)(uint32_t, void *, const void *, size_t) =
+		__atomic_load_n(&fn, __ATOMIC_RELAXED);
+
+	if (!f) {
+		__builtin_cpu_init();
+		f = __builtin_cpu_supports("sse4.2") ? hw_copy : sw_copy;
+		__atomic_store_n(&fn, f, __ATOMIC_RELAXED);
+	}
+	return f(crc, dst, src, len);
+}
+
 uint32_t crc32c_extend(uint32_t crc, const void *buf, size_t len)
 {
 	static uint32_t (*fn)(uint32_t, const void *, size_t);
@@ -110,5 +153,11 @@ uint32_t crc32c_extend(uint32_t crc, const void *buf, size_t len)
 uint32_t crc32c_extend(uint32_t crc, const void *buf, size_t len)
 {
 	return crc32c_extend_sw(crc, buf, len);
+}
+
+uint32_t crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+	return crc32c_extend_sw(crc, dst, len);
 }
 #endif

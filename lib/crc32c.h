@@ -12,6 +12,10 @@
  */
 uint32_t crc32c_extend(uint32_t crc, const void *buf, size_t len);
 
+/* Copies len bytes from src to dst and extends crc over them, in one pass
+ * (the reader's copy of a record out of the shared mapping). */
+uint32_t crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len);
+
 /* The portable table path, exported so tests can compare the two. */
 uint32_t crc32c_extend_sw(uint32_t crc, const void *buf, size_t len);
 

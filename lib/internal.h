@@ -162,9 +162,14 @@ void ring_recover_locked(struct kmsg_log *log);
  */
 uint64_t ring_check_record(const struct kmsg_log *log, uint64_t pos,
 			   const unsigned char *copy);
-/* The same without the checksum: the header alone is plausible. */
-uint64_t ring_check_header(const struct kmsg_log *log, uint64_t pos,
-			   const unsigned char *copy);
+/* The header checks alone (no checksum), for a copy of the header at p:
+ * the record's length if it is plausible, else 0. */
+uint64_t ring_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
+			const unsigned char *p);
+/* ring_check_record for a record whose offset phys == pos % D the caller knows,
+ * with its bytes (in the mapping or a copy) at p. */
+uint64_t ring_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
+		       const unsigned char *p);
 /* Position after an implicit wrap: the end of a lap has no room for a header. */
 static inline uint64_t ring_norm(const struct kmsg_log *log, uint64_t pos)
 {

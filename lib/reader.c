@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "crc32c.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -40,6 +41,7 @@ struct kmsg_reader {
 	int overtaken;           /* restarted at head since the last record */
 	int in_damage;           /* skipping a damaged stretch */
 	unsigned char *buf;      /* copy of the current record */
+	uint64_t at_pos, at_phys; /* a position and its data offset (see phys_of) */
 
 	/* joining */
 	struct pending slots[JOIN_SLOTS];
@@ -181,6 +183,23 @@ static void restart_at_head(struct kmsg_reader *r, uint64_t head)
 }
 
 /*
+ * pos % D, mostly without dividing: a 64-bit division costs more than the
+ * rest of a record's checks, and a reader moves forward through a lap, so
+ * the offset of the last position asked plus the distance is the answer
+ * until the end of the data area.  Any position works; a backward one
+ * divides.
+ */
+static uint64_t phys_of(struct kmsg_reader *r, uint64_t pos)
+{
+	const uint64_t D = r->log->data_size;
+	if (pos >= r->at_pos && pos - r->at_pos < D - r->at_phys)
+		return r->at_phys + (pos - r->at_pos);
+	r->at_pos = pos;
+	r->at_phys = pos % D;
+	return r->at_phys;
+}
+
+/*
  * The unjoined step: the next valid published record, copied into r->buf.
  * Returns 1, or 0 at the end of the published records.
  */
@@ -191,12 +210,17 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 	const uint64_t D = log->data_size;
 
 	for (;;) {
-		uint64_t pos = ring_norm(log, r->pos), head, tail, len, phys;
+		uint64_t pos = r->pos, head, tail, len, phys = phys_of(r, pos);
+		uint32_t crc = 0;
 		struct rec_hdr hd;
 		int err = load_window(log, &head, &tail);                            /* R1 */
 
 		if (err)
 			return err;
+		if (D - phys < REC_HDR) {      /* the lap ends: no room for a header */
+			pos += D - phys;
+			phys = 0;
+		}
 		if (pos >= tail) {
 			r->pos = pos;
 			return 0;
@@ -205,15 +229,19 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 			restart_at_head(r, head);
 			continue;
 		}
-		phys = pos % D;
+		/* R2: the header, checked before its length is believed, then
+		 * the rest, copied and checksummed in one pass. */
 		memcpy(r->buf, log->data + phys, REC_HDR);                          /* R2 */
 		memcpy(&hd, r->buf, REC_HDR);
-		len = hd.len;
-		if (len >= REC_HDR && len % REC_ALIGN == 0 && len <= D - phys &&
-		    len <= log->max_rec && pos + len <= tail)
-			memcpy(r->buf + REC_HDR, log->data + phys + REC_HDR, len - REC_HDR);
-		else
+		len = ring_header_at(log, pos, phys, r->buf);
+		if (len && pos + len <= tail) {
+			uint64_t body = rec_size(hd.text_len, hd.fields_len);
+			crc = crc32c_extend(0, r->buf + 24, REC_HDR - 24);
+			crc = crc32c_copy(crc, r->buf + REC_HDR, log->data + phys + REC_HDR,
+					  body - REC_HDR);
+		} else {
 			len = 0;
+		}
 		atomic_thread_fence(memory_order_acquire);
 		{
 			uint64_t h2 = atomic_load_explicit(&h->head, memory_order_relaxed);
@@ -222,7 +250,7 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 				continue;
 			}
 		}
-		if (!len || ring_check_record(log, pos, r->buf) != len) {           /* R3 */
+		if (!len || rec_crc_finish(crc, hd.seq, hd.pos, hd.len) != hd.crc) { /* R3 */
 			r->in_damage = 1;
 			r->pos = pos + REC_ALIGN;
 			continue;

@@ -131,28 +131,13 @@ uint32_t rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t 
 	return crc32c_extend(body_crc, tail, sizeof(tail));
 }
 
-uint64_t ring_check_record(const struct kmsg_log *log, uint64_t pos,
-			   const unsigned char *copy)
-{
-	uint64_t len = ring_check_header(log, pos, copy);
-	const unsigned char *p = copy ? copy : log->data + pos % log->data_size;
-	struct rec_hdr h;
-
-	if (!len)
-		return 0;
-	memcpy(&h, p, REC_HDR);
-	if (rec_crc_finish(rec_crc_body(p, (uint32_t)rec_size(h.text_len, h.fields_len)),
-			   h.seq, h.pos, h.len) != h.crc)
-		return 0;
-	return len;
-}
 
 /*
  * The header checks of ring_check_record() for a record whose data offset
- * the caller already knows (pos % D is a division; the append path keeps
- * offsets instead).
+ * the caller already knows (pos % D is a division; the append path and
+ * readers keep offsets instead).
  */
-static uint64_t header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
+uint64_t ring_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 			  const unsigned char *p)
 {
 	struct rec_hdr h;
@@ -177,11 +162,26 @@ static uint64_t header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phy
 	return h.len;
 }
 
-uint64_t ring_check_header(const struct kmsg_log *log, uint64_t pos,
+uint64_t ring_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
+		       const unsigned char *p)
+{
+	uint64_t len = ring_header_at(log, pos, phys, p);
+	struct rec_hdr h;
+
+	if (!len)
+		return 0;
+	memcpy(&h, p, REC_HDR);
+	if (rec_crc_finish(rec_crc_body(p, (uint32_t)rec_size(h.text_len, h.fields_len)),
+			   h.seq, h.pos, h.len) != h.crc)
+		return 0;
+	return len;
+}
+
+uint64_t ring_check_record(const struct kmsg_log *log, uint64_t pos,
 			   const unsigned char *copy)
 {
 	uint64_t phys = pos % log->data_size;
-	return header_at(log, pos, phys, copy ? copy : log->data + phys);
+	return ring_check_at(log, pos, phys, copy ? copy : log->data + phys);
 }
 
 static inline void cpu_relax(void)
@@ -327,7 +327,7 @@ static void evict_until(struct kmsg_log *log, uint64_t end)
 		}
 		/* The record is going: its header tells how far to skip, its
 		 * checksum does not matter (and would double the cost). */
-		len = header_at(log, head, phys, log->data + phys);
+		len = ring_header_at(log, head, phys, log->data + phys);
 		if (len) {
 			if (!(((const struct rec_hdr *)(log->data + phys))->flags & REC_PAD))
 				evicted++;

@@ -45,3 +45,21 @@ Test(crc32c, extending_equals_one_pass)
 		cr_assert_eq(crc32c_extend(crc32c_extend(0, s, cut), s + cut, n - cut),
 			     crc32c_extend(0, s, n));
 }
+
+/* The reader copies records out of the ring with crc32c_copy: the copy
+ * must be exact and the CRC the one of the bytes, at every length and
+ * alignment, chained onto a running CRC. */
+Test(crc32c, copy_and_checksum_in_one_pass)
+{
+	unsigned char src[300], dst[310];
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (unsigned char)(i * 131 + 7);
+	for (size_t off = 0; off < 8; off++)
+		for (size_t n = 0; n + off <= 280; n++) {
+			memset(dst, 0xee, sizeof(dst));
+			uint32_t c = crc32c_copy(0x12345678, dst + off, src + off, n);
+			cr_assert_eq(c, crc32c_extend_sw(0x12345678, src + off, n), "n %zu off %zu", n, off);
+			cr_assert_eq(memcmp(dst + off, src + off, n), 0);
+			cr_assert_eq(dst[off + n], 0xee, "nothing past the end is written");
+		}
+}
