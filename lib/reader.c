@@ -316,7 +316,8 @@ static int emit_pending(struct kmsg_reader *r, struct pending *p,
 	if (grow(&r->line, &r->line_cap, p->len + 1) ||
 	    grow(&r->line_fields, &r->line_fcap, p->flen + 1))
 		return -ENOMEM;
-	memcpy(r->line, p->text, p->len);
+	if (p->len)  /* a line of empty fragments has no text buffer */
+		memcpy(r->line, p->text, p->len);
 	if (p->flen)
 		memcpy(r->line_fields, p->fields, p->flen);
 	*rec = p->first;
