@@ -133,6 +133,10 @@ struct kmsg_log {
 	/* A handle may be shared by threads: these two are atomics. */
 	_Atomic int64_t next_probe_ns; /* when to look for followers again */
 	_Atomic int followers;    /* a follower was seen at the last probe */
+	/* Data offsets of a recent tail and head position: pos % data_size
+	 * is a division, and the lock holder needs two per append.  Read and
+	 * written only under the ring lock (see ring_phys). */
+	uint64_t tail_at, tail_phys, head_at, head_phys;
 	int64_t lock_wait_ns;     /* the bound of a wait for a live writer */
 
 	/* readers */

@@ -302,6 +302,21 @@ void ring_recover_locked(struct kmsg_log *log)
  * A record at head that does not check out (damage) is stepped over in
  * 8-byte steps until a valid record or tail is reached, counted once.
  */
+/*
+ * pos % data_size for the lock holder, from a remembered position and its
+ * offset: positions under the lock only grow, so the remembered offset
+ * plus the distance is the answer until the lap ends (then one division).
+ */
+static uint64_t ring_phys(const struct kmsg_log *log, uint64_t *at, uint64_t *at_phys,
+			  uint64_t pos)
+{
+	if (pos >= *at && pos - *at < log->data_size - *at_phys)
+		return *at_phys + (pos - *at);
+	*at = pos;
+	*at_phys = pos % log->data_size;
+	return *at_phys;
+}
+
 static void evict_until(struct kmsg_log *log, uint64_t end)
 {
 	struct kmsg_hdr *h = log->hdr;
@@ -313,7 +328,7 @@ static void evict_until(struct kmsg_log *log, uint64_t end)
 
 	if (end - head <= D)
 		return;
-	phys = head % D;
+	phys = ring_phys(log, &log->head_at, &log->head_phys, head);
 	while (end - head > D) {
 		uint64_t len;
 		if (D - phys < REC_HDR) {
@@ -530,7 +545,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 		err = KMSG_ESEQ;
 		goto out;
 	}
-	phys = pos % log->data_size;
+	phys = ring_phys(log, &log->tail_at, &log->tail_phys, pos);
 	if (log->data_size - phys < len) {
 		/* W2: the record does not fit before the end: next lap. */
 		uint64_t lap = pos + (log->data_size - phys);
