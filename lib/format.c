@@ -211,22 +211,39 @@ static char *put_padded(char *p, const char *s, size_t len, size_t width)
  */
 static char *put_fixed(char *p, int64_t us, size_t width, int plus)
 {
-	char tmp[32];
-	char *t = tmp;
 	uint64_t a = us < 0 ? -(uint64_t)us : (uint64_t)us;
-	unsigned frac;
+	uint64_t sec = a / 1000000, v = sec;
+	unsigned frac = (unsigned)(a % 1000000);
+	size_t ndig = 1, len;
+	char *d;
 
+	/* Straight into p, digits written backwards: this runs once per
+	 * line, and a scratch buffer cost two small memcpy calls. */
+	while (v >= 10) {
+		v /= 10;
+		ndig++;
+	}
+	len = ndig + 7 + (us < 0 || plus);
+	for (; len < width; width--)
+		*p++ = ' ';
 	if (us < 0)
-		*t++ = '-';
+		*p++ = '-';
 	else if (plus)
-		*t++ = '+';
-	t = put_u64(t, a / 1000000);
-	*t++ = '.';
-	frac = (unsigned)(a % 1000000);
-	t = put_2d(t, frac / 10000);
-	t = put_2d(t, frac / 100 % 100);
-	t = put_2d(t, frac % 100);
-	return put_padded(p, tmp, (size_t)(t - tmp), width);
+		*p++ = '+';
+	d = p + ndig;
+	for (v = sec; v >= 100; v /= 100) {
+		d -= 2;
+		memcpy(d, digit_pairs + 2 * (v % 100), 2);
+	}
+	if (v >= 10)
+		memcpy(d - 2, digit_pairs + 2 * v, 2);
+	else
+		d[-1] = (char)('0' + v);
+	p += ndig;
+	*p++ = '.';
+	p = put_2d(p, frac / 10000);
+	p = put_2d(p, frac / 100 % 100);
+	return put_2d(p, frac % 100);
 }
 
 static char *put_hex(char *p, unsigned char c)

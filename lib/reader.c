@@ -262,26 +262,30 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 		/* A number lower than expected cannot come from writers that
 		 * follow the protocol (a hostile header can cause it); the
 		 * record is intact, so it is returned, with no gap claimed. */
-		memset(rec, 0, sizeof(*rec));
-		if (r->expect_known && hd.seq > r->expect) {                        /* R4 */
-			if (r->overtaken)
-				rec->lost = hd.seq - r->expect;
-			else
-				rec->damaged = hd.seq - r->expect;
+		{
+			uint64_t gap = r->expect_known && hd.seq > r->expect         /* R4 */
+				? hd.seq - r->expect : 0;
+			/* One assignment of the whole record, not a memset and
+			 * then fields: the caller reads it back in wide loads,
+			 * which mixed-width stores would stall. */
+			*rec = (struct kmsg_record){
+				.seq = hd.seq,
+				.real_ns = hd.real_ns,
+				.boot_ns = hd.boot_ns,
+				.boot_id = hd.boot_id,
+				.pid = hd.pid,
+				.caller = hd.caller,
+				.facility = hd.prio >> 3,
+				.level = hd.prio & 7,
+				.flags = hd.flags & REC_FRAGMENT ? KMSG_FRAGMENT : 0,
+				.text = (const char *)r->buf + REC_HDR,
+				.text_len = hd.text_len,
+				.fields = r->buf + REC_HDR + hd.text_len,
+				.fields_len = hd.fields_len,
+				.lost = r->overtaken ? gap : 0,
+				.damaged = r->overtaken ? 0 : gap,
+			};
 		}
-		rec->seq = hd.seq;
-		rec->real_ns = hd.real_ns;
-		rec->boot_ns = hd.boot_ns;
-		rec->boot_id = hd.boot_id;
-		rec->pid = hd.pid;
-		rec->caller = hd.caller;
-		rec->facility = hd.prio >> 3;
-		rec->level = hd.prio & 7;
-		rec->flags = hd.flags & REC_FRAGMENT ? KMSG_FRAGMENT : 0;
-		rec->text = (const char *)r->buf + REC_HDR;
-		rec->text_len = hd.text_len;
-		rec->fields = r->buf + REC_HDR + hd.text_len;
-		rec->fields_len = hd.fields_len;
 		r->pos = pos + len;
 		r->expect = hd.seq + 1;
 		r->expect_known = 1;
@@ -361,9 +365,11 @@ static void stash(struct kmsg_reader *r, const struct kmsg_record *rec)
 
 static void add_carry(struct kmsg_reader *r, struct kmsg_record *rec)
 {
-	rec->lost += r->carry_lost;
-	rec->damaged += r->carry_damaged;
-	r->carry_lost = r->carry_damaged = 0;
+	if (r->carry_lost | r->carry_damaged) {
+		rec->lost += r->carry_lost;
+		rec->damaged += r->carry_damaged;
+		r->carry_lost = r->carry_damaged = 0;
+	}
 }
 
 /*
@@ -383,6 +389,17 @@ static int next_joined(struct kmsg_reader *r, struct kmsg_record *out)
 		if (r->stashed) {
 			r->stashed = 0;
 			rec = r->stash_rec;
+		} else if (!r->nused) {
+			/* The common case, no line in progress: straight into
+			 * *out, and a whole line is done. */
+			n = next_raw(r, out);
+			if (n <= 0)
+				return n;
+			if (!(out->flags & KMSG_FRAGMENT)) {
+				add_carry(r, out);
+				return 1;
+			}
+			rec = *out;
 		} else {
 			n = next_raw(r, &rec);
 			if (n < 0)
