@@ -8,7 +8,15 @@
  * one full lap first: the figures are the steady state, not first-touch
  * page faults (reported separately as append_cold_ns_per_record).
  *
- * Usage: kmsg-bench [--quick] [--dir DIR]
+ * With two writers the figure that matters is each append's own cost while
+ * another process appends at the same time (append2_ns_p50); the lock word
+ * and the ring's tail then move between the two cores on every append, and
+ * cacheline_handoff_ns (two threads passing one cache line back and forth)
+ * is what one such move costs on this machine.
+ *
+ * Usage: kmsg-bench [--quick] [--dir DIR] [--syslog]
+ * --syslog also times syslog(3) of the same message to the syslogd at
+ * /dev/log (bench/run starts one in a private mount namespace).
  * The last lines are key=value figures.
  */
 #define _GNU_SOURCE
@@ -16,6 +24,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <syslog.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +38,7 @@
 
 #define BATCH 64
 
-static int quick;
+static int quick, with_syslog;
 static char dir[1024];
 
 static int64_t now_ns(void)
@@ -132,38 +144,59 @@ static double write_p50(size_t samples)
 	return m;
 }
 
-/* Two processes append n records each at once: wall time per record. */
-static double append2(const char *name, uint64_t n)
+/*
+ * Two processes append n records each at once.  Returns the wall time per
+ * record; *p50 and *p99 are each append's own cost (batches of BATCH, as
+ * above), the mean of the two writers' figures.
+ */
+static double append2(const char *name, uint64_t n, double *p50, double *p99)
 {
 	char path[1100];
 	struct kmsg_log *log = fresh(name, 64u << 20);
-	int go[2];
+	int go[2], res[2];
 	pid_t pid[2];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	warm(log, 64u << 20);
-	if (pipe(go) < 0)
+	if (pipe(go) < 0 || pipe(res) < 0)
 		exit(1);
 	for (int k = 0; k < 2; k++) {
 		pid[k] = fork();
 		if (pid[k] == 0) {
+			size_t ns = (size_t)(n / BATCH);
+			double *v = malloc(ns * sizeof(*v)), fig[2];
 			struct kmsg_log *l;
 			char c;
-			if (kmsg_log_open(&l, path, KMSG_OPEN_WRITE))
+			if (!v || kmsg_log_open(&l, path, KMSG_OPEN_WRITE))
 				_exit(1);
 			close(go[1]);
 			if (read(go[0], &c, 1) < 0)  /* start together */
 				_exit(1);
-			for (uint64_t i = 0; i < n; i++)
-				if (kmsg_log_print(l, 1, 6, msg, MSG_LEN - 1))
-					_exit(1);
+			for (size_t s = 0; s < ns; s++)
+				v[s] = append_batch(l);
+			fig[1] = pct(v, ns, 0.99);
+			fig[0] = median(v, ns);
+			if (write(res[1], fig, sizeof(fig)) != sizeof(fig))
+				_exit(1);
 			_exit(0);
 		}
 	}
 	close(go[0]);
+	close(res[1]);
 	usleep(20000);
 	int64_t t0 = now_ns();
 	close(go[1]);
+	*p50 = *p99 = 0;
+	for (int k = 0; k < 2; k++) {
+		double fig[2];
+		if (read(res[0], fig, sizeof(fig)) != sizeof(fig)) {
+			fprintf(stderr, "kmsg-bench: a writer failed\n");
+			exit(1);
+		}
+		*p50 += fig[0] / 2;
+		*p99 += fig[1] / 2;
+	}
+	double per = (double)(now_ns() - t0) / (double)(2 * (n / BATCH * BATCH));
 	for (int k = 0; k < 2; k++) {
 		int st;
 		waitpid(pid[k], &st, 0);
@@ -172,10 +205,114 @@ static double append2(const char *name, uint64_t n)
 			exit(1);
 		}
 	}
-	double per = (double)(now_ns() - t0) / (double)(2 * n);
+	close(res[0]);
 	kmsg_log_close(log);
 	unlink(path);
 	return per;
+}
+
+/* One cache line passed between two threads on two CPUs: ns per pass. */
+static _Atomic int ball;
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);  /* best effort */
+}
+
+static void *catcher(void *arg)
+{
+	long rounds = (long)arg;
+	pin(1);
+	for (long i = 0; i < rounds; i++) {
+		while (atomic_load_explicit(&ball, memory_order_acquire) != 1)
+			;
+		atomic_store_explicit(&ball, 0, memory_order_release);
+	}
+	return NULL;
+}
+
+static double handoff(long rounds)
+{
+	pthread_t t;
+	pin(0);
+	pthread_create(&t, NULL, catcher, (void *)rounds);
+	int64_t t0 = now_ns();
+	for (long i = 0; i < rounds; i++) {
+		atomic_store_explicit(&ball, 1, memory_order_release);
+		while (atomic_load_explicit(&ball, memory_order_acquire) != 0)
+			;
+	}
+	double per = (double)(now_ns() - t0) / (double)(2 * rounds);
+	pthread_join(t, NULL);
+	cpu_set_t all;
+	CPU_ZERO(&all);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		CPU_SET(c, &all);
+	sched_setaffinity(0, sizeof(all), &all);
+	return per;
+}
+
+/* syslog(3) of the same message to the syslogd at /dev/log: p50 per call. */
+static double syslog_p50(size_t samples)
+{
+	double *v = malloc(samples * sizeof(*v));
+	openlog("kmsg-bench", LOG_NDELAY, LOG_USER);
+	for (size_t s = 0; s < samples; s++) {
+		int64_t t0 = now_ns();
+		for (int i = 0; i < 8; i++)
+			syslog(LOG_NOTICE, "%.*s", MSG_LEN - 1, msg);
+		v[s] = (double)(now_ns() - t0) / 8;
+	}
+	closelog();
+	double m = median(v, samples);
+	free(v);
+	return m;
+}
+
+/* Opening a log of this size, read-only and for writing: median us. */
+static void open_times(const char *path, double *ro_us, double *rw_us)
+{
+	double a[31], b[31];
+	for (int i = 0; i < 31; i++) {
+		struct kmsg_log *l;
+		int64_t t0 = now_ns();
+		if (kmsg_log_open(&l, path, 0))
+			die("open", -1);
+		a[i] = (double)(now_ns() - t0) / 1000;
+		kmsg_log_close(l);
+		t0 = now_ns();
+		if (kmsg_log_open(&l, path, KMSG_OPEN_WRITE))
+			die("open", -1);
+		b[i] = (double)(now_ns() - t0) / 1000;
+		kmsg_log_close(l);
+	}
+	*ro_us = median(a, 31);
+	*rw_us = median(b, 31);
+}
+
+/* Seeking by time to near the newest record of a full ring: median us. */
+static double seek_time_near_end(struct kmsg_log *log)
+{
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	struct kmsg_stat st;
+	double v[101];
+
+	kmsg_log_stat(&st, log);
+	if (kmsg_reader_new(&r, log, 0) || kmsg_reader_seek_seq(r, st.next_seq - 100) ||
+	    kmsg_reader_next(r, &rec) != 1)
+		die("seek", -1);
+	for (int i = 0; i < 101; i++) {
+		int64_t t0 = now_ns();
+		if (kmsg_reader_seek_time(r, rec.real_ns + i))
+			die("seek", -1);
+		v[i] = (double)(now_ns() - t0) / 1000;
+	}
+	kmsg_reader_free(r);
+	return median(v, 101);
 }
 
 static double iterate(uint64_t n, double *seek_us)
@@ -228,10 +365,12 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--syslog"))
+			with_syslog = 1;
 		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
 			snprintf(dir, sizeof(dir), "%s", argv[++i]);
 		else {
-			fprintf(stderr, "usage: kmsg-bench [--quick] [--dir DIR]\n");
+			fprintf(stderr, "usage: kmsg-bench [--quick] [--dir DIR] [--syslog]\n");
 			return 2;
 		}
 	}
@@ -245,13 +384,15 @@ int main(int argc, char **argv)
 	}
 	samples = quick ? 2000 : 200000;
 
-	/* ring sizes for the flatness check */
-	const uint64_t sizes[] = { 64u << 10, 1u << 20, 64u << 20, 1u << 30 };
-	const char *names[] = { "64k", "1m", "64m", "1g" };
-	int nsizes = quick ? 2 : 4;
-	double p50[4], p99[4], cold[4];
-	struct kmsg_log *rings[4];
-	double *v[4];
+	/* ring sizes for the flatness check: 64 KiB to 4 GiB */
+	const uint64_t sizes[] = { 64u << 10, 1u << 20, 64u << 20, 1u << 30, UINT64_C(4) << 30 };
+	const char *names[] = { "64k", "1m", "64m", "1g", "4g" };
+	enum { NSIZES = 5 };
+	int nsizes = quick ? 2 : NSIZES;
+	double p50[NSIZES], p99[NSIZES], cold[NSIZES], ro_us[NSIZES], rw_us[NSIZES];
+	double seek_t[NSIZES];
+	struct kmsg_log *rings[NSIZES];
+	double *v[NSIZES];
 	for (int i = 0; i < nsizes; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "ring-%s.log", names[i]);
@@ -269,16 +410,26 @@ int main(int argc, char **argv)
 		p99[i] = pct(v[i], samples, 0.99);
 		p50[i] = median(v[i], samples);
 		free(v[i]);
+		seek_t[i] = seek_time_near_end(rings[i]);
 		kmsg_log_close(rings[i]);
 		snprintf(path, sizeof(path), "%s/ring-%s.log", dir, names[i]);
+		open_times(path, &ro_us[i], &rw_us[i]);
 		unlink(path);
-		printf("append, %-4s ring: p50 %6.1f ns  p99 %6.1f ns  (first lap %.1f ns/record)\n",
-		       names[i], p50[i], p99[i], cold[i]);
+		printf("append, %-4s ring: p50 %6.1f ns  p99 %6.1f ns  (first lap %.1f ns/record); "
+		       "open %.1f us (write %.1f us); seek by time near the end %.1f us\n",
+		       names[i], p50[i], p99[i], cold[i], ro_us[i], rw_us[i], seek_t[i]);
 	}
 	double w = write_p50(samples);
 	printf("write(2) O_APPEND, 64 B: p50 %.1f ns\n", w);
-	double a2 = append2("two.log", quick ? 20000 : 2000000);
-	printf("append, 2 writer processes at once: %.1f ns per record (wall)\n", a2);
+	double sl = with_syslog ? syslog_p50(quick ? 500 : 20000) : 0;
+	if (with_syslog)
+		printf("syslog(3) to syslogd, 64 B: p50 %.1f ns\n", sl);
+	double a2p50, a2p99;
+	double a2 = append2("two.log", quick ? 20000 : 2000000, &a2p50, &a2p99);
+	printf("append, 2 writer processes at once: p50 %.1f ns, p99 %.1f ns per append; "
+	       "%.1f ns per record (wall)\n", a2p50, a2p99, a2);
+	double ho = handoff(quick ? 100000 : 2000000);
+	printf("one cache line passed between two CPUs: %.1f ns\n", ho);
 	double seek_us;
 	double it = iterate(quick ? 20000 : 1000000, &seek_us);
 	printf("iterate %s records: %.1f ns per record; seek by sequence %.1f us\n",
@@ -293,11 +444,22 @@ int main(int argc, char **argv)
 	/* 1 MiB is the default size: the headline figure */
 	printf("append_ns_p50=%.1f\n", p50[1]);
 	printf("append_ns_p99=%.1f\n", p99[1]);
+	printf("append2_ns_p50=%.1f\n", a2p50);
+	printf("append2_ns_p99=%.1f\n", a2p99);
 	printf("append2_ns_per_record=%.1f\n", a2);
+	printf("cacheline_handoff_ns=%.1f\n", ho);
 	printf("write_ns_p50=%.1f\n", w);
 	printf("append_speedup_vs_write=%.1f\n", w / p50[1]);
-	for (int i = 0; i < nsizes; i++)
+	if (with_syslog) {
+		printf("syslog_ns_p50=%.1f\n", sl);
+		printf("append_speedup_vs_syslog=%.1f\n", sl / p50[1]);
+	}
+	for (int i = 0; i < nsizes; i++) {
 		printf("append_ns_p50_%s=%.1f\n", names[i], p50[i]);
+		printf("open_us_%s=%.1f\n", names[i], ro_us[i]);
+		printf("open_write_us_%s=%.1f\n", names[i], rw_us[i]);
+		printf("seek_time_us_%s=%.1f\n", names[i], seek_t[i]);
+	}
 	printf("append_flatness_max_over_min=%.2f\n", maxp / minp);
 	printf("iterate_ns_per_record=%.1f\n", it);
 	printf("seek_seq_us=%.1f\n", seek_us);
