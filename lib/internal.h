@@ -105,6 +105,9 @@ static inline uint64_t rec_size(size_t text_len, size_t fields_len)
  */
 uint32_t rec_crc_body(const void *rec, uint32_t end);
 uint32_t rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t len);
+/* rec_crc_body of a record being copied: its header is already at dst,
+ * the rest up to end is copied from src as it is summed. */
+uint32_t rec_crc_copy_body(unsigned char *dst, const unsigned char *src, uint32_t end);
 
 /* Byte offsets beyond the file's end used for OFD locks (never data). */
 #define LOCK_WRITER_BASE (UINT64_C(1) << 62)
@@ -135,7 +138,7 @@ struct kmsg_log {
 	_Atomic int followers;    /* a follower was seen at the last probe */
 	/* Data offsets of a recent tail and head position: pos % data_size
 	 * is a division, and the lock holder needs two per append.  Read and
-	 * written only under the ring lock (see ring_phys). */
+	 * written only under the ring lock (see ring_phys_near). */
 	uint64_t tail_at, tail_phys, head_at, head_phys;
 	int64_t lock_wait_ns;     /* the bound of a wait for a live writer */
 
@@ -174,6 +177,24 @@ uint64_t ring_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
  * with its bytes (in the mapping or a copy) at p. */
 uint64_t ring_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 		       const unsigned char *p);
+/*
+ * pos % data_size from a remembered position *at and its offset *at_phys:
+ * a 64-bit division costs more than the rest of a record's checks, and
+ * writers (under the lock) and readers move forward through a lap, so the
+ * remembered offset plus the distance is the answer until the lap ends.
+ * Any position works; one behind or past the lap divides, and is then
+ * remembered.
+ */
+static inline uint64_t ring_phys_near(const struct kmsg_log *log, uint64_t *at,
+				      uint64_t *at_phys, uint64_t pos)
+{
+	if (pos >= *at && pos - *at < log->data_size - *at_phys)
+		return *at_phys + (pos - *at);
+	*at = pos;
+	*at_phys = pos % log->data_size;
+	return *at_phys;
+}
+
 /* Position after an implicit wrap: the end of a lap has no room for a header. */
 static inline uint64_t ring_norm(const struct kmsg_log *log, uint64_t pos)
 {

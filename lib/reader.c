@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
-#include "crc32c.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -41,7 +40,7 @@ struct kmsg_reader {
 	int overtaken;           /* restarted at head since the last record */
 	int in_damage;           /* skipping a damaged stretch */
 	unsigned char *buf;      /* copy of the current record */
-	uint64_t at_pos, at_phys; /* a position and its data offset (see phys_of) */
+	uint64_t at_pos, at_phys; /* a position and its data offset (ring_phys_near) */
 
 	/* joining */
 	struct pending slots[JOIN_SLOTS];
@@ -183,23 +182,6 @@ static void restart_at_head(struct kmsg_reader *r, uint64_t head)
 }
 
 /*
- * pos % D, mostly without dividing: a 64-bit division costs more than the
- * rest of a record's checks, and a reader moves forward through a lap, so
- * the offset of the last position asked plus the distance is the answer
- * until the end of the data area.  Any position works; a backward one
- * divides.
- */
-static uint64_t phys_of(struct kmsg_reader *r, uint64_t pos)
-{
-	const uint64_t D = r->log->data_size;
-	if (pos >= r->at_pos && pos - r->at_pos < D - r->at_phys)
-		return r->at_phys + (pos - r->at_pos);
-	r->at_pos = pos;
-	r->at_phys = pos % D;
-	return r->at_phys;
-}
-
-/*
  * The unjoined step: the next valid published record, copied into r->buf.
  * Returns 1, or 0 at the end of the published records.
  */
@@ -210,7 +192,7 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 	const uint64_t D = log->data_size;
 
 	for (;;) {
-		uint64_t pos = r->pos, head, tail, len, phys = phys_of(r, pos);
+		uint64_t pos = r->pos, head, tail, len, phys = ring_phys_near(log, &r->at_pos, &r->at_phys, pos);
 		uint32_t crc = 0;
 		struct rec_hdr hd;
 		int err = load_window(log, &head, &tail);                            /* R1 */
@@ -235,10 +217,8 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 		memcpy(&hd, r->buf, REC_HDR);
 		len = ring_header_at(log, pos, phys, r->buf);
 		if (len && pos + len <= tail) {
-			uint64_t body = rec_size(hd.text_len, hd.fields_len);
-			crc = crc32c_extend(0, r->buf + 24, REC_HDR - 24);
-			crc = crc32c_copy(crc, r->buf + REC_HDR, log->data + phys + REC_HDR,
-					  body - REC_HDR);
+			crc = rec_crc_copy_body(r->buf, log->data + phys,
+						(uint32_t)rec_size(hd.text_len, hd.fields_len));
 		} else {
 			len = 0;
 		}

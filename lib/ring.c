@@ -125,6 +125,12 @@ uint32_t rec_crc_body(const void *rec, uint32_t end)
 	return crc32c_extend(0, (const unsigned char *)rec + 24, end - 24);
 }
 
+uint32_t rec_crc_copy_body(unsigned char *dst, const unsigned char *src, uint32_t end)
+{
+	uint32_t c = crc32c_extend(0, dst + 24, REC_HDR - 24);
+	return crc32c_copy(c, dst + REC_HDR, src + REC_HDR, end - REC_HDR);
+}
+
 uint32_t rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t len)
 {
 	uint64_t tail[3] = { seq, pos, len };
@@ -302,21 +308,6 @@ void ring_recover_locked(struct kmsg_log *log)
  * A record at head that does not check out (damage) is stepped over in
  * 8-byte steps until a valid record or tail is reached, counted once.
  */
-/*
- * pos % data_size for the lock holder, from a remembered position and its
- * offset: positions under the lock only grow, so the remembered offset
- * plus the distance is the answer until the lap ends (then one division).
- */
-static uint64_t ring_phys(const struct kmsg_log *log, uint64_t *at, uint64_t *at_phys,
-			  uint64_t pos)
-{
-	if (pos >= *at && pos - *at < log->data_size - *at_phys)
-		return *at_phys + (pos - *at);
-	*at = pos;
-	*at_phys = pos % log->data_size;
-	return *at_phys;
-}
-
 static void evict_until(struct kmsg_log *log, uint64_t end)
 {
 	struct kmsg_hdr *h = log->hdr;
@@ -328,7 +319,7 @@ static void evict_until(struct kmsg_log *log, uint64_t end)
 
 	if (end - head <= D)
 		return;
-	phys = ring_phys(log, &log->head_at, &log->head_phys, head);
+	phys = ring_phys_near(log, &log->head_at, &log->head_phys, head);
 	while (end - head > D) {
 		uint64_t len;
 		if (D - phys < REC_HDR) {
@@ -545,7 +536,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 		err = KMSG_ESEQ;
 		goto out;
 	}
-	phys = ring_phys(log, &log->tail_at, &log->tail_phys, pos);
+	phys = ring_phys_near(log, &log->tail_at, &log->tail_phys, pos);
 	if (log->data_size - phys < len) {
 		/* W2: the record does not fit before the end: next lap. */
 		uint64_t lap = pos + (log->data_size - phys);
