@@ -82,11 +82,21 @@ struct kmsg_log *cli_open_log(const char *path, unsigned flags, int create,
 int cli_parse_size(uint64_t *out, const char *s);
 
 /*
- * Call first thing: SIGPIPE is ignored so that a closed pipe is an EPIPE
- * error we can end on quietly, and stdout's final flush is checked at exit
- * (a full disk is an error, util-linux close_stdout style).
+ * Call first thing: descriptors 0-2 that were closed are opened on
+ * /dev/null, so that no file kmsg opens lands on them; SIGPIPE is ignored
+ * so that a closed pipe is an EPIPE error we can end on quietly; and
+ * stdout's final flush is checked at exit (a full disk is an error,
+ * util-linux close_stdout style).
  */
 void cli_init(void);
+
+/*
+ * For a subcommand about to print what the user asked for: EXIT_FAIL
+ * after saying why if standard output was closed when kmsg started (it
+ * then goes to /dev/null, and "kmsg read -c >&-" would clear what nobody
+ * saw), else 0.
+ */
+int cli_need_stdout(void);
 
 /* Ends quietly (status 0) if err is EPIPE: the reader went away. */
 void cli_exit_if_epipe(int err);

@@ -7,6 +7,7 @@
 #include "cmd.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -204,10 +205,34 @@ static void check_stdout(void)
 	_exit(EXIT_FAIL);
 }
 
+static int stdout_was_closed;
+
 void cli_init(void)
 {
+	/* Before anything opens a file: a descriptor among 0-2 that the
+	 * caller left closed ("2>&-", a daemon's children) would go to the
+	 * next file opened, and a log there would take our output as
+	 * records, or be read as our input.  /dev/null fills the hole; if
+	 * even that fails there is no safe way on, nor a stderr to say so. */
+	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		if (fd == STDOUT_FILENO)
+			stdout_was_closed = 1;
+		if (open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY) != fd)
+			_exit(EXIT_FAIL);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	atexit(check_stdout);
+}
+
+int cli_need_stdout(void)
+{
+	if (!stdout_was_closed)
+		return 0;
+	cli_error(NULL, "standard output is closed: the output would be lost "
+		  "(give the command a file or a pipe to write to)");
+	return EXIT_FAIL;
 }
 
 void cli_exit_if_epipe(int err)

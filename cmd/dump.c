@@ -102,6 +102,8 @@ int cmd_dump(int argc, const char **argv)
 	}
 	if (output_opt && (!*output_opt || !strcmp(output_opt, "-")))
 		output_opt = NULL;
+	if (!output_opt && cli_need_stdout() != 0)
+		goto out;
 	if (!output_opt && isatty(STDOUT_FILENO)) {
 		cli_error(NULL, "refusing to write a binary dump to a terminal; "
 			  "use -o FILE or a pipe");

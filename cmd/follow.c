@@ -325,6 +325,9 @@ int cmd_follow(int argc, const char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
+	status = cli_need_stdout();
+	if (status != 0)
+		goto out;
 	status = out_setup(&o, "follow", 1);
 	setup = 1;
 	if (status != 0)

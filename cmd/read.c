@@ -305,6 +305,11 @@ int cmd_read(int argc, const char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
+	if (!clear_only) {
+		status = cli_need_stdout();
+		if (status != 0)
+			goto out;
+	}
 	status = out_setup(&o, "read", 0);
 	setup = 1;
 	if (status != 0)

@@ -138,6 +138,8 @@ int cmd_stat(int argc, const char **argv)
 	int rc, kind, status = EXIT_FAIL;
 
 	status = cli_parse_options(con, "stat");
+	if (status == 0)
+		status = cli_need_stdout();
 	if (status != 0)
 		goto out;
 	status = EXIT_FAIL;

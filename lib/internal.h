@@ -157,6 +157,7 @@ int log_register_follower(struct kmsg_log *log);
 unsigned log_fork_gen(void);      /* bumped in a child after fork() */
 uint32_t log_tid(void);           /* gettid(), cached per thread */
 int64_t clock_ns(int clock);
+int fd_off_stdio(int fd);         /* never a log on fd 0, 1 or 2 */
 
 /* ring.c */
 int ring_lock(struct kmsg_log *log);

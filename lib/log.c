@@ -28,6 +28,25 @@ int64_t clock_ns(int clock)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/*
+ * Moves a descriptor the library keeps off 0, 1 and 2.  A process started
+ * with stdin, stdout or stderr closed gets them back from the first open():
+ * a log kept there would receive whatever the program prints or read as
+ * its input.  Returns the new descriptor (the old one closed), or -errno
+ * with fd closed.
+ */
+int fd_off_stdio(int fd)
+{
+	int nfd;
+
+	if (fd < 0 || fd > STDERR_FILENO)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	nfd = nfd < 0 ? -errno : nfd;
+	close(fd);
+	return nfd;
+}
+
 /* The first 8 bytes of this boot's random id, 0 if the kernel has none. */
 static uint64_t read_boot_id(void)
 {
@@ -109,6 +128,9 @@ int log_register_writer(struct kmsg_log *log)
 		fd = open(self, O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
+		fd = fd_off_stdio(fd);
+		if (fd < 0)
+			return fd;
 		close(log->fd);
 		log->fd = fd;
 		log->follower_registered = 0;
@@ -490,6 +512,9 @@ int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags)
 	fd = open(path, (flags & KMSG_OPEN_WRITE ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	fd = fd_off_stdio(fd);
+	if (fd < 0)
+		return fd;
 	r = open_fd(out, fd, flags);
 	if (r < 0)
 		close(fd);
@@ -554,6 +579,12 @@ static int build_new(int *fd, char *tmp, size_t tmpsz, const char *path,
 		   o->mode & 07777);
 	if (*fd < 0)
 		return -errno;
+	*fd = fd_off_stdio(*fd);
+	if (*fd < 0) {
+		r = *fd;
+		unlink(tmp);
+		return r;
+	}
 	r = posix_fallocate(*fd, 0, (off_t)o->size);
 	if (r) {
 		r = -r;
@@ -599,6 +630,8 @@ int kmsg_log_create(struct kmsg_log **out, const char *path,
 	flags |= KMSG_OPEN_WRITE;
 	for (int attempt = 0; attempt < 8; attempt++) {
 		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0 && (fd = fd_off_stdio(fd)) < 0)
+			return fd;
 		if (fd >= 0) {
 			r = check_existing(fd);
 			if (r == 0)

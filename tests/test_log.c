@@ -348,3 +348,44 @@ Test(log, reader_with_read_permission_only)
 	cr_assert_eq(WEXITSTATUS(st), 0, "reader as nobody failed at step %d", WEXITSTATUS(st));
 	kmsg_log_close(w);
 }
+
+/*
+ * A program started with stdin, stdout and stderr closed: whatever it then
+ * writes to "stderr" must not reach a log the library opened, nor may the
+ * log be read as its input.
+ */
+Test(log, never_kept_on_stdin_stdout_or_stderr)
+{
+	const char *path = tu_path("stdio");
+	struct kmsg_log *w = tu_create("stdio", 64 * 1024, 0), *r;
+	int saved[3];
+	size_t n;
+
+	tu_append(w, "before");
+	kmsg_log_close(w);
+	for (int fd = 0; fd < 3; fd++) {
+		saved[fd] = fcntl(fd, F_DUPFD, 10);  /* -1 if already closed */
+		close(fd);
+	}
+	cr_assert_eq(kmsg_log_open(&w, path, KMSG_OPEN_WRITE), 0);
+	cr_assert_eq(kmsg_log_open(&r, path, KMSG_OPEN_READ), 0);
+	/* What a program would print or read on its standard streams. */
+	for (int fd = 0; fd < 3; fd++) {
+		char c;
+		cr_expect_eq(write(fd, "garbage\n", 8), -1);
+		cr_expect_eq(read(fd, &c, 1), -1);
+	}
+	tu_append(w, "after");
+	kmsg_log_close(w);
+	kmsg_log_close(r);
+	for (int fd = 0; fd < 3; fd++) {
+		if (saved[fd] >= 0) {
+			dup2(saved[fd], fd);
+			close(saved[fd]);
+		}
+	}
+	cr_assert_eq(kmsg_log_open(&r, path, KMSG_OPEN_READ), 0);
+	n = tu_count(r, NULL, NULL);
+	cr_expect_eq(n, 2, "the log holds %zu records, not its two", n);
+	kmsg_log_close(r);
+}
