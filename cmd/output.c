@@ -16,7 +16,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <langinfo.h>
 #include <limits.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -647,6 +649,20 @@ static int want_color(void)
 	return isatty(STDOUT_FILENO);
 }
 
+/*
+ * 1 if the user's locale (LC_ALL, LC_CTYPE, LANG) has the UTF-8 charset,
+ * as dmesg decides what it may print as it is; a locale that cannot be
+ * set is C, for dmesg too.  The tool itself goes on in the C locale.
+ */
+static int utf8_locale(void)
+{
+	int utf8 = setlocale(LC_CTYPE, "") != NULL &&
+		   strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+
+	setlocale(LC_CTYPE, "C");
+	return utf8;
+}
+
 int out_setup(struct output *o, const char *cmd, int follow)
 {
 	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
@@ -688,6 +704,8 @@ int out_setup(struct output *o, const char *cmd, int follow)
 		}
 		if (args.fields)
 			fo.flags |= KMSG_FMT_FIELDS;
+		if (!args.noescape && !utf8_locale())
+			fo.flags |= KMSG_FMT_ASCII;
 		/* -r lines are dmesg -r's, which has no colours */
 		if (!args.raw && want_color())
 			fo.flags |= KMSG_FMT_COLOR;
@@ -708,8 +726,9 @@ int out_setup(struct output *o, const char *cmd, int follow)
 	o->until_ns = args.until;
 	o->match = args.match;
 	o->nmatch = args.nmatch;
-	o->filtering = args.flt_lev || args.flt_fac || o->have_since ||
-		       o->have_until || o->nmatch;
+	o->prio_filter = args.flt_lev || args.flt_fac;
+	o->filtering = o->prio_filter || o->have_since || o->have_until ||
+		       o->nmatch;
 
 	o->cap = OUT_BUF_SIZE;
 	o->buf = malloc(o->cap);
@@ -764,9 +783,11 @@ int out_match(const struct output *o, const struct kmsg_record *rec)
 {
 	if (!o->filtering)
 		return 1;
-	if (rec->level >= 8 || !(o->levels >> rec->level & 1))
-		return 0;
-	if (rec->facility >= 32 || !(o->facilities >> rec->facility & 1))
+	/* as in dmesg, text that named no priority passes no -l or -f */
+	if (o->prio_filter &&
+	    (rec->level >= 8 || !(o->levels >> rec->level & 1) ||
+	     rec->facility >= KMSG_NFACILITIES ||
+	     !(o->facilities >> rec->facility & 1)))
 		return 0;
 	if (o->have_since && rec->real_ns < o->since_ns)
 		return 0;
@@ -847,7 +868,7 @@ int out_verbatim(struct output *o, const char *p, size_t n)
 	if (o->verbatim == NULL) {
 		/* no time, no decoding, no colour: the text alone, escaped */
 		fo.time = KMSG_TIME_NOTIME;
-		fo.flags = o->fo.flags & KMSG_FMT_NOESCAPE;
+		fo.flags = o->fo.flags & (KMSG_FMT_NOESCAPE | KMSG_FMT_ASCII);
 		rc = kmsg_fmt_new(&o->verbatim, &fo);
 		if (rc < 0)
 			return rc;

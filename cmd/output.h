@@ -43,7 +43,8 @@ struct output {
 	/* the filter; all bits set when not filtering on it */
 	uint32_t levels;      /* bit n: level n passes */
 	uint32_t facilities;  /* bit n: facility n passes */
-	int filtering;        /* any of the below, or a bit clear above */
+	int prio_filter;      /* a bit is clear above (-l, -f, -k, -u) */
+	int filtering;        /* that, or any of the below */
 	int64_t since_ns, until_ns; /* CLOCK_REALTIME, inclusive */
 	int have_since, have_until;
 	char **match;         /* "KEY=VALUE" strings */

@@ -63,7 +63,7 @@ static int64_t dmesg_boot_ns(void)
 
 /* One dmesg record of text (its terminating newline included) printed. */
 static int text_record(struct output *o, const char *path, const char *p,
-		       size_t n, int64_t boot_ns)
+		       size_t n, int64_t boot_ns, unsigned flags)
 {
 	struct kmsg_record rec;
 	int rc;
@@ -73,7 +73,7 @@ static int text_record(struct output *o, const char *path, const char *p,
 		p++;
 		n--;
 	}
-	rc = kmsg_dmesg_parse(&rec, p, n, boot_ns);
+	rc = kmsg_dmesg_parse_flags(&rec, p, n, boot_ns, flags);
 	if (rc < 0) {
 		out_flush(o);
 		cli_error(path, "a record with a time out of range skipped");
@@ -100,6 +100,11 @@ static int read_text(struct output *o, const char *path)
 	int fd = -1, eof = 0, rc, status = EXIT_FAIL;
 	int verbatim = o->fo.output == KMSG_OUT_SHORT &&
 		       o->fo.time == KMSG_TIME_RAW && !o->filtering;
+	/* dmesg reads "<N>" only when it prints or filters on it */
+	unsigned flags = o->fo.output == KMSG_OUT_SHORT &&
+			 o->fo.time != KMSG_TIME_RAW && !o->prio_filter &&
+			 !(o->fo.flags & (KMSG_FMT_DECODE | KMSG_FMT_COLOR)) ?
+			 KMSG_DMESG_SKIP_PRIO : 0;
 	ssize_t n;
 
 	if (buf == NULL) {
@@ -170,7 +175,7 @@ static int read_text(struct output *o, const char *path)
 			}
 			if (i + 1 < len && buf[i + 1] == '<') {
 				rc = text_record(o, path, buf + start, i + 1 - start,
-						 boot_ns);
+						 boot_ns, flags);
 				if (rc < 0) {
 					status = out_fail(o, rc);
 					goto out;
@@ -182,7 +187,7 @@ static int read_text(struct output *o, const char *path)
 	}
 	if (start < len) {
 		rc = verbatim ? out_verbatim(o, buf + start, len - start) :
-		     text_record(o, path, buf + start, len - start, boot_ns);
+		     text_record(o, path, buf + start, len - start, boot_ns, flags);
 		if (rc < 0) {
 			status = out_fail(o, rc);
 			goto out;

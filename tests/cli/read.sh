@@ -26,14 +26,16 @@ wait_for() {
 # same_as_dmesg FILE TZ ARGS...: kmsg read -F FILE ARGS prints exactly what
 # dmesg -F FILE ARGS prints.  Both compute the boot time in whole seconds
 # when they start; a second boundary crossed in between means a retry.
+# The locale is C.UTF-8 unless LOCALE_ENV says otherwise ("LC_ALL=C", or
+# "" for no locale variable at all).
 same_as_dmesg() {
-	local file=$1 tz=$2 _
+	local file=$1 tz=$2 loc=${LOCALE_ENV-LC_ALL=C.UTF-8} _
 	shift 2
-	case_ "dmesg $* (TZ=$tz)"
+	case_ "dmesg $* (TZ=$tz${loc:+ $loc} $(basename "$file"))"
 	for _ in 1 2 3; do
-		env -i PATH=/usr/bin:/bin HOME="$T" LC_ALL=C.UTF-8 TZ="$tz" \
+		env -i PATH=/usr/bin:/bin HOME="$T" $loc TZ="$tz" \
 			"$DMESG" -F "$file" "$@" >"$T/want" 2>/dev/null
-		env -i PATH=/usr/bin:/bin HOME="$T" LC_ALL=C.UTF-8 TZ="$tz" \
+		env -i PATH=/usr/bin:/bin HOME="$T" $loc TZ="$tz" \
 			"$KMSG" read -F "$file" "$@" >"$T/got" 2>"$T/got.err"
 		cmp -s "$T/want" "$T/got" && break
 	done
@@ -104,6 +106,66 @@ if [ $have_dmesg = 1 ]; then
 	same_as_dmesg "$T/large.txt" UTC -r
 	same_as_dmesg "$T/large.txt" UTC -x -d
 
+	# A boot log starts at 0: the delta after it is 0, as dmesg counts it
+	printf '%b' '<6>[    0.000000] Linux version 6.1.0\n' \
+		'<6>[    0.512345] Command line: quiet\n' \
+		'<6>[    1.000000] third\n' '<6>[    0.000000] back at 0\n' \
+		'<6>[    2.250000] after it\n' >"$T/zero.txt"
+	for args in -d "-t -d" "-e -d" "-x -d" "-T -d" "--time-format delta" \
+		"--color=always -d"; do
+		# shellcheck disable=SC2086
+		same_as_dmesg "$T/zero.txt" UTC $args
+	done
+
+	# Lines without <N>: at the start of a file they are records of their
+	# own, with no priority: not decoded, and left out by -l, -f, -k, -u
+	printf '%b' '[    1.000000] no priority first\n' 'second line of it\n' \
+		'<6>[    2.000000] kern info\n' '<13>[    3.000000] user notice\n' \
+		>"$T/noprio.txt"
+	printf '%b' 'plain text first\n' '<5>[    3.000000] notice\n' \
+		'<14>[    4.000000] user info\n' >"$T/noprio2.txt"
+	for f in noprio.txt noprio2.txt; do
+		for args in "" -x -t "-x -t" -d -e "-l notice" "-l info" "-f user" \
+			"-f kern" -u -k -r "--color=always" "-x -d"; do
+			# shellcheck disable=SC2086
+			same_as_dmesg "$T/$f" UTC $args
+		done
+	done
+
+	# Prefixes that are no valid <N>, read as dmesg reads them both when it
+	# uses the priority (-x, -l, -f, colour) and when it does not
+	printf '%b' '<6>[    1.000000] valid\n' '<200>[    2.000000] two hundred\n' \
+		'<201>[    2.500000] alert level, no facility\n' \
+		'<-1>[    3.000000] minus one\n' '<>[    4.000000] empty\n' \
+		'< 6>[    6.000000] space before\n' '<abc>[    8.000000] letters\n' \
+		'<99999999999999999999>[    9.000000] huge\n' \
+		'<1030>[   10.000000] masked to kern.info\n' \
+		'<+3>[   11.000000] plus sign\n' '<0>[   12.000000] emerg\n' \
+		'<13>[   12.500000] user\n' '<6>[   13.000000] last\n' >"$T/prefix.txt"
+	for args in "" -x -t "-x -t" -d "-l info" "-l emerg" "-l alert,err" -k -u \
+		"-f kern" "--color=always" "--color=always -x" -r -e; do
+		# shellcheck disable=SC2086
+		same_as_dmesg "$T/prefix.txt" UTC $args
+	done
+
+	# Blank lines after a record keep the indent
+	printf '%b' '<6>[    1.000000] x\n\n\n<6>[    2.000000] y\n \n\t\n' \
+		'<4>[    3.000000] z\n\n' >"$T/blank.txt"
+	for args in "" -x -t -d "-t -d" -e "--color=always"; do
+		# shellcheck disable=SC2086
+		same_as_dmesg "$T/blank.txt" UTC $args
+	done
+
+	# Outside a UTF-8 locale every byte from 0x80 up is escaped, as dmesg
+	# does; --noescape passes them
+	for loc in LC_ALL=C LC_ALL=POSIX LANG=C ""; do
+		for args in "" -x -r -t "--color=always" "-l info" --noescape \
+			"-r --noescape"; do
+			# shellcheck disable=SC2086
+			LOCALE_ENV=$loc same_as_dmesg "$T/basic.txt" UTC $args
+		done
+	done
+
 	# util-linux 2.39's ranges, against 2.38 given the same levels as a list
 	case_ "-l err+ is err and more severe"
 	"$KMSG" read -F "$T/basic.txt" -l err+ >"$T/got"
@@ -160,6 +222,22 @@ case_ "--noescape passes them"
 printf '[    1.000000] a\rb \342\200\256x\n' >"$T/want"
 expect_file_eq "$T/want" "$T/got"
 
+case_ "a prefix with no '>' after its number is text (dmesg 2.41)"
+printf '<6 >[    7.000000] x\n<6[    5.000000] y\n' >"$T/noclose.txt"
+"$KMSG" read -F "$T/noclose.txt" -x >"$T/got"
+printf '[    0.000000] 6 >[    7.000000] x\n[    0.000000] 6[    5.000000] y\n' >"$T/want"
+expect_file_eq "$T/want" "$T/got"
+case_ "a prefix with no '>' at all keeps its text"
+"$KMSG" read -F "$T/noclose.txt" -t >"$T/got"
+printf 'x\n6[    5.000000] y\n' >"$T/want"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "JSON of text without a priority has no \"pri\""
+printf '%b' 'plain text first\n' '<5>[    3.000000] notice\n' >"$T/noprio2.txt"
+"$KMSG" read -F "$T/noprio2.txt" -J >"$T/got"
+printf '{\n   "dmesg": [\n      {\n         "time":     0.000000,\n         "msg": "plain text first"\n      },{\n         "pri": 5,\n         "time":     3.000000,\n         "msg": "notice"\n      }\n   ]\n}\n' >"$T/want"
+expect_file_eq "$T/want" "$T/got"
+
 case_ "dmesg text from a pipe"
 "$KMSG" read -F "$T/basic.txt" -x >"$T/want"
 "$KMSG" read -F /dev/stdin -x <"$T/basic.txt" >"$T/got"
@@ -203,6 +281,12 @@ expect_grep '^\[ *[0-9]*\.[0-9]\{6\}\] an error$' "$T/got"
 case_ "-t -x"
 "$KMSG" read -F "$L" -t -x >"$T/got"
 expect_file_eq "$EXPECTED/read-log-decode.txt" "$T/got"
+
+case_ "a log in the C locale: UTF-8 escaped, JSON kept"
+expect_eq 'caf\xc3\xa9' "$(LC_ALL=C "$KMSG" read -F "$L" -t -l notice | grep -o 'caf[^ ]*')"
+expect_eq 'caf\xc3\xa9' "$(env -u LC_ALL -u LANG "$KMSG" read -F "$L" -t -l notice | grep -o 'caf[^ ]*')"
+expect_eq "$(printf 'caf\303\251')" "$(LC_ALL=C.UTF-8 "$KMSG" read -F "$L" -t -l notice | grep -o 'caf[^ ]*')"
+expect_eq "$(printf 'caf\303\251')" "$(LC_ALL=C "$KMSG" read -F "$L" -J -l notice | grep -o 'caf[^ ]*')"
 
 case_ "-o kmsg: /dev/kmsg records, escaped, with fields"
 "$KMSG" read -F "$L" -o kmsg | sed 's/^\([0-9]*\),\([0-9]*\),[0-9]*,/\1,\2,TS,/' >"$T/got"
