@@ -455,6 +455,22 @@ int kmsg_dump_write(uint64_t *records, struct kmsg_log *log, int fd, int level);
  */
 int kmsg_dump_open(struct kmsg_log **out, const char *path);
 
+/*
+ * kmsg_dump_open() for what arrives on fd (a pipe, a socket, a FIFO or a
+ * file, from its current offset): a dump, or the bytes of a log file
+ * itself (cat LOG |), which cannot be mapped where it arrives and is
+ * copied into memory as it comes, up to the size its header claims; no
+ * byte after that is read.  head holds the head_len bytes the caller has
+ * already read from fd to see what it is (NULL if none): they are taken
+ * as the first bytes of the input.  Memory grows only as the input
+ * arrives (zero pages take none) and never past what the header claims;
+ * input that ends before the header's claim is refused with KMSG_ECORRUPT
+ * when it ends, without waiting for or allocating the claimed size.  fd
+ * is left open.  Input that is neither gives KMSG_ENOTLOG.
+ */
+int kmsg_dump_open_fd(struct kmsg_log **out, int fd, const void *head,
+		      size_t head_len);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus
