@@ -28,7 +28,7 @@ static int verbose, level = 1;
 
 const struct poptOption dump_options[] = {
 	{ "file", 'F', POPT_ARG_STRING, &file_opt, 0,
-	  "the log to dump (read permission is enough)", "PATH" },
+	  "the log to dump (read permission is enough; -: standard input)", "PATH" },
 	{ "output", 'o', POPT_ARG_STRING, &output_opt, 0,
 	  "write the dump to FILE instead of standard output", "FILE" },
 	{ "level", '\0', POPT_ARG_INT, &level, 0,
@@ -84,10 +84,11 @@ int cmd_dump(int argc, const char **argv)
 {
 	poptContext con = poptGetContext("kmsg dump", argc, argv, dump_options, 0);
 	struct kmsg_log *log = NULL;
+	struct src src = { .fd = -1 };
 	char tmp[PATH_MAX];
 	const char *path, *out_name = "standard output";
 	uint64_t records = 0;
-	int rc, kind, fd = STDOUT_FILENO, have_tmp = 0, status = EXIT_FAIL;
+	int rc, fd = STDOUT_FILENO, have_tmp = 0, status = EXIT_FAIL;
 	off_t start = -1, end;
 
 	status = cli_parse_options(con, "dump");
@@ -112,13 +113,24 @@ int cmd_dump(int argc, const char **argv)
 	path = cli_log_path(file_opt);
 	if (path == NULL)
 		goto out;
-	kind = src_detect(path);
-	if (kind == SRC_DUMP || kind == SRC_TEXT) {
-		cli_error(path, "is %s; kmsg dump reads a log",
-			  kind == SRC_DUMP ? "already a kmsg dump" : "not a kmsg log");
+	rc = src_open(&src, path);
+	if (rc == -ENOTTY || (rc < 0 && strcmp(path, "-") == 0)) {
+		cli_error(src.name, "%s", rc == -ENOTTY ? "is a terminal; --file - "
+			  "reads a log from a pipe" : strerror(-rc));
 		goto out;
 	}
-	log = cli_open_log(path, KMSG_OPEN_READ, 0, 0);
+	if (rc == 0 && src.kind == SRC_BINARY) {
+		src_refuse(&src, "a kmsg log");
+		goto out;
+	}
+	if (rc == 0 && src.kind != SRC_LOG) {
+		cli_error(src.name, "is %s; kmsg dump reads a log",
+			  src.kind == SRC_DUMP ? "already a kmsg dump" : "not a kmsg log");
+		goto out;
+	}
+	/* a log on a pipe is copied first; cli_open_log() words the errors */
+	log = rc < 0 ? cli_open_log(path, KMSG_OPEN_READ, 0, 0) :
+	      src_open_log(&src, KMSG_OPEN_READ);
 	if (log == NULL)
 		goto out;
 
@@ -171,6 +183,7 @@ out:
 			close(fd);
 		unlink(tmp);
 	}
+	src_close(&src);
 	kmsg_log_close(log);
 	poptFreeContext(con);
 	return status;

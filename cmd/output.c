@@ -16,7 +16,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <langinfo.h>
 #include <limits.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -332,21 +334,24 @@ const struct poptOption output_options[] = {
 /* ------------------------------------------------------------------ */
 /* Telling files apart                                                 */
 
+static const char log_magic[8] = "KMSGRNG\x1a";
+
 int src_detect(const char *path)
 {
-	static const char log_magic[8] = "KMSGRNG\x1a";
 	unsigned char head[8];
 	struct stat st;
 	ssize_t n;
 	size_t got = 0;
 	int fd, err = 0;
 
+	/* A pipe (-F -, -F /dev/stdin) can only be looked at by taking its
+	 * bytes, which would then be lost to the reading proper. */
+	if (strcmp(path, "-") == 0)
+		return SRC_TEXT;
 	if (stat(path, &st) < 0)
 		return -errno;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
-	/* A pipe (-F /dev/stdin) can only be text, and a byte read from it
-	 * here would be lost to the reading proper. */
 	if (!S_ISREG(st.st_mode))
 		return SRC_TEXT;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -372,6 +377,229 @@ int src_detect(const char *path)
 	return SRC_TEXT;
 }
 
+/*
+ * Bytes plain text has next to none of, dmesg's included (dmesg -r
+ * escapes its own): NUL and the C0 controls but backspace, tab, newline,
+ * VT, FF, CR and ESC (colours).  Random bytes are 1 in 10 of them, an
+ * executable mostly NULs; a message with a NUL in it is not binary.
+ */
+static const unsigned char odd_byte[256] = {
+	[0x00 ... 0x07] = 1, [0x0e ... 0x1a] = 1, [0x1c ... 0x1f] = 1,
+};
+
+/*
+ * NULL if the block (n bytes, bad of them odd, nul of them NUL) is text:
+ * not all NUL, and no more than 1 in 16 odd bytes (of at least 256, so
+ * that a short text with a stray NUL passes).  Else what it looks like,
+ * by its magic if it is the input's first block.
+ */
+static const char *block_binary(const unsigned char *p, size_t n, size_t bad,
+				size_t nul, int first)
+{
+	if (n == 0 || (nul < n && bad * 16 <= (n > 256 ? n : 256)))
+		return NULL;
+	if (nul == n)
+		return "holds only NUL bytes";
+	if (!first)
+		return "is binary data";
+	if (n >= 4 && memcmp(p, "\x7f" "ELF", 4) == 0)
+		return "is an ELF binary";
+	if (n >= 6 && memcmp(p, "\xfd" "7zXZ\0", 6) == 0)
+		return "is xz-compressed (decompress it first)";
+	if (n >= 4 && memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0)
+		return "is zstd-compressed (decompress it first)";
+	if (n >= 10 && memcmp(p, "BZh", 3) == 0 && memcmp(p + 4, "1AY&SY", 6) == 0)
+		return "is bzip2-compressed (decompress it first)";
+	return "is binary data";
+}
+
+static const char *first_block_binary(const unsigned char *p, size_t n)
+{
+	size_t bad = 0, nul = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bad += odd_byte[p[i]];
+		nul += p[i] == 0;
+	}
+	return block_binary(p, n, bad, nul, 1);
+}
+
+/* n bytes from fd (at off, or where it is if off < 0), fewer at its end. */
+static ssize_t read_full(int fd, unsigned char *p, size_t n, off_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = off < 0 ? read(fd, p + got, n - got)
+				    : pread(fd, p + got, n - got, off + (off_t)got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	return (ssize_t)got;
+}
+
+int src_open(struct src *s, const char *path)
+{
+	unsigned char first[SRC_BLOCK];
+	struct stat st;
+	ssize_t n;
+
+	int is_stdin = strcmp(path, "-") == 0;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	s->name = path;
+	if (is_stdin) {
+		s->name = "standard input";
+		if (isatty(STDIN_FILENO))
+			return -ENOTTY;
+		s->fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	} else {
+		s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (s->fd < 0 || fstat(s->fd, &st) < 0)
+		goto fail;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		goto fail;
+	}
+	/* A regular file is looked at in place; anything else, and standard
+	 * input (read from where it is), only by taking its first bytes,
+	 * which src_read() then hands back. */
+	s->stream = is_stdin || !S_ISREG(st.st_mode);
+	n = read_full(s->fd, s->stream ? s->head : first, SRC_BLOCK,
+		      s->stream ? -1 : 0);
+	if (n < 0) {
+		errno = (int)-n;
+		goto fail;
+	}
+	if (s->stream)
+		s->head_len = (size_t)n;
+	else
+		memcpy(s->head, first, (size_t)n); /* looked at, not handed back */
+	if (n >= 8 && memcmp(s->head, log_magic, 8) == 0)
+		s->kind = SRC_LOG;
+	else if (n >= 2 && s->head[0] == 0x1f && s->head[1] == 0x8b)
+		s->kind = SRC_DUMP;
+	else if ((s->what = first_block_binary(s->head, (size_t)n)) != NULL)
+		s->kind = SRC_BINARY;
+	else
+		s->kind = SRC_TEXT;
+	return 0;
+fail:
+	n = -errno;
+	src_close(s);
+	return (int)n;
+}
+
+/*
+ * Adds n bytes (0: the input's end) to the text check; -EILSEQ when a
+ * block is binary, s->blk_start then where it starts.
+ */
+static int check_text(struct src *s, const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+
+	for (;;) {
+		size_t take = SRC_BLOCK - s->blk_len;
+
+		if (take > n - i)
+			take = n - i;
+		for (size_t end = i + take; i < end; i++) {
+			s->blk_bad += odd_byte[p[i]];
+			s->blk_nul += p[i] == 0;
+		}
+		s->blk_len += take;
+		/* a block is judged when full, or at the input's end */
+		if (s->blk_len == 0 || (s->blk_len < SRC_BLOCK && n > 0))
+			return 0;
+		s->what = block_binary(p, s->blk_len, s->blk_bad, s->blk_nul, 0);
+		if (s->what != NULL)
+			return -EILSEQ;
+		s->blk_start += s->blk_len;
+		s->blk_len = s->blk_bad = s->blk_nul = 0;
+		if (i == n)
+			return 0;
+	}
+}
+
+ssize_t src_read(struct src *s, void *buf, size_t n)
+{
+	ssize_t k;
+	int rc;
+
+	if (s->head_pos < s->head_len) {
+		k = (ssize_t)(s->head_len - s->head_pos < n ? s->head_len - s->head_pos : n);
+		memcpy(buf, s->head + s->head_pos, (size_t)k);
+		s->head_pos += (size_t)k;
+	} else {
+		do
+			k = read(s->fd, buf, n);
+		while (k < 0 && errno == EINTR);
+		if (k < 0)
+			return -errno;
+	}
+	if (s->binary)
+		return -EILSEQ;
+	if (s->kind == SRC_TEXT && (rc = check_text(s, buf, (size_t)k)) < 0) {
+		/* what comes before the binary block is still text */
+		s->binary = 1;
+		if (s->blk_start <= s->off)
+			return rc;
+		k = (ssize_t)(s->blk_start - s->off);
+	}
+	s->off += (uint64_t)k;
+	return k;
+}
+
+void src_close(struct src *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+/* Words a libkmsg error about a dump or a log copied from a pipe. */
+static void src_lib_error(const struct src *s, int rc)
+{
+	if (rc == KMSG_ECORRUPT && s->kind == SRC_DUMP)
+		cli_error(s->name, "damaged or incomplete dump");
+	else if (rc == KMSG_ECORRUPT)
+		cli_error(s->name, "a damaged log, or one cut short (its header "
+			  "claims more bytes than arrived)");
+	else
+		cli_lib_error(s->name, rc);
+}
+
+struct kmsg_log *src_open_log(struct src *s, unsigned flags)
+{
+	struct kmsg_log *log = NULL;
+	int rc;
+
+	if (s->kind == SRC_LOG && !s->stream)
+		return cli_open_log(s->name, flags, 0, 0);
+	/* a dump, or a log arriving on a pipe: into memory, from the bytes
+	 * taken to look at it on */
+	rc = kmsg_dump_open_fd(&log, s->fd, s->head + s->head_pos,
+			       s->head_len - s->head_pos);
+	s->head_pos = s->head_len;
+	if (rc < 0) {
+		src_lib_error(s, rc);
+		return NULL;
+	}
+	return log;
+}
+
+void src_refuse(const struct src *s, const char *takes)
+{
+	cli_error(s->name, "%s; --file takes %s", s->what, takes);
+}
 /* ------------------------------------------------------------------ */
 /* Times for --since and --until                                       */
 
@@ -647,6 +875,20 @@ static int want_color(void)
 	return isatty(STDOUT_FILENO);
 }
 
+/*
+ * 1 if the user's locale (LC_ALL, LC_CTYPE, LANG) has the UTF-8 charset,
+ * as dmesg decides what it may print as it is; a locale that cannot be
+ * set is C, for dmesg too.  The tool itself goes on in the C locale.
+ */
+static int utf8_locale(void)
+{
+	int utf8 = setlocale(LC_CTYPE, "") != NULL &&
+		   strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+
+	setlocale(LC_CTYPE, "C");
+	return utf8;
+}
+
 int out_setup(struct output *o, const char *cmd, int follow)
 {
 	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
@@ -688,6 +930,8 @@ int out_setup(struct output *o, const char *cmd, int follow)
 		}
 		if (args.fields)
 			fo.flags |= KMSG_FMT_FIELDS;
+		if (!args.noescape && !utf8_locale())
+			fo.flags |= KMSG_FMT_ASCII;
 		/* -r lines are dmesg -r's, which has no colours */
 		if (!args.raw && want_color())
 			fo.flags |= KMSG_FMT_COLOR;
@@ -708,8 +952,9 @@ int out_setup(struct output *o, const char *cmd, int follow)
 	o->until_ns = args.until;
 	o->match = args.match;
 	o->nmatch = args.nmatch;
-	o->filtering = args.flt_lev || args.flt_fac || o->have_since ||
-		       o->have_until || o->nmatch;
+	o->prio_filter = args.flt_lev || args.flt_fac;
+	o->filtering = o->prio_filter || o->have_since || o->have_until ||
+		       o->nmatch;
 
 	o->cap = OUT_BUF_SIZE;
 	o->buf = malloc(o->cap);
@@ -764,9 +1009,11 @@ int out_match(const struct output *o, const struct kmsg_record *rec)
 {
 	if (!o->filtering)
 		return 1;
-	if (rec->level >= 8 || !(o->levels >> rec->level & 1))
-		return 0;
-	if (rec->facility >= 32 || !(o->facilities >> rec->facility & 1))
+	/* as in dmesg, text that named no priority passes no -l or -f */
+	if (o->prio_filter &&
+	    (rec->level >= 8 || !(o->levels >> rec->level & 1) ||
+	     rec->facility >= KMSG_NFACILITIES ||
+	     !(o->facilities >> rec->facility & 1)))
 		return 0;
 	if (o->have_since && rec->real_ns < o->since_ns)
 		return 0;
@@ -837,7 +1084,7 @@ int out_record(struct output *o, const struct kmsg_record *rec)
 	return out_put(o, text, (size_t)n);
 }
 
-int out_verbatim(struct output *o, const char *p, size_t n)
+int out_verbatim(struct output *o, const char *p, size_t n, int ends_line)
 {
 	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
 	struct kmsg_record rec;
@@ -847,7 +1094,7 @@ int out_verbatim(struct output *o, const char *p, size_t n)
 	if (o->verbatim == NULL) {
 		/* no time, no decoding, no colour: the text alone, escaped */
 		fo.time = KMSG_TIME_NOTIME;
-		fo.flags = o->fo.flags & KMSG_FMT_NOESCAPE;
+		fo.flags = o->fo.flags & (KMSG_FMT_NOESCAPE | KMSG_FMT_ASCII);
 		rc = kmsg_fmt_new(&o->verbatim, &fo);
 		if (rc < 0)
 			return rc;
@@ -858,7 +1105,8 @@ int out_verbatim(struct output *o, const char *p, size_t n)
 	rc = kmsg_fmt_record(&text, o->verbatim, &rec);
 	if (rc < 0)
 		return rc;
-	return out_put(o, text, (size_t)rc);
+	/* the renderer's newline, unless the line goes on */
+	return out_put(o, text, (size_t)rc - (ends_line || rec.text_len < n ? 0 : 1));
 }
 
 int out_end(struct output *o)

@@ -22,18 +22,81 @@ extern const struct poptOption output_options[];
 
 /* What a file given with --file holds, from its first bytes. */
 enum src_kind {
-	SRC_LOG,   /* a kmsg log: "KMSGRNG\x1a" */
-	SRC_DUMP,  /* a kmsg dump: gzip magic 1f 8b */
-	SRC_TEXT,  /* anything else: dmesg raw text, "<N>[ s.us] msg" lines */
+	SRC_LOG,    /* a kmsg log: "KMSGRNG\x1a" */
+	SRC_DUMP,   /* a kmsg dump: gzip magic 1f 8b */
+	SRC_TEXT,   /* dmesg raw text, "<N>[ s.us] msg" lines, or nothing */
+	SRC_BINARY, /* none of these (src_open() only): see output.c's rule */
 };
 
 /*
- * Looks at the start of path; what is not a regular file (a pipe) is
- * text.  Returns its kind, or -errno if it cannot be opened or read, or
- * is a directory (nothing printed: callers report through cli_open_log()
- * so every subcommand words the error alike).
+ * Looks at the start of path; what is not a regular file (a pipe, "-")
+ * is text, unread: its bytes would be lost to the reading proper (see
+ * src_open() for commands that read such input).  Returns its kind, or
+ * -errno if it cannot be opened or read, or is a directory (nothing
+ * printed: callers report through cli_open_log() so every subcommand
+ * words the error alike).
  */
 int src_detect(const char *path);
+
+/*
+ * Input is read in blocks of this size to tell text from binary: the
+ * first one decides what the input is, and text stops at the first
+ * later one that is binary.
+ */
+#define SRC_BLOCK 4096u
+
+/*
+ * A --file input being read: a path, or "-" for standard input.  What is
+ * not a regular file (a pipe, a FIFO, a socket, a character device) is
+ * told apart by the bytes read from it first, which are kept in head and
+ * handed back first by src_read().
+ */
+struct src {
+	const char *name;    /* for messages: the path, or "standard input" */
+	int fd;
+	int kind;            /* enum src_kind */
+	int stream;          /* not a regular file: head holds its first bytes */
+	const char *what;    /* SRC_BINARY: what it looks like */
+	unsigned char head[SRC_BLOCK];
+	size_t head_len, head_pos;
+	/* the text check of the block being read */
+	uint64_t off;        /* bytes src_read() returned */
+	uint64_t blk_start;  /* where the block starts in the input */
+	size_t blk_len, blk_bad, blk_nul;
+	int binary;          /* a block was binary: the reading ends there */
+};
+
+/*
+ * Opens path ("-": standard input, refused with -ENOTTY on a terminal)
+ * and tells what it holds.  Returns 0, or -errno (-EISDIR for a
+ * directory) with nothing printed: callers word it (see src_detect()).
+ */
+int src_open(struct src *s, const char *path);
+
+/*
+ * Reads up to n bytes of the input, head first; for text, also checks
+ * each block: the bytes before a binary one are returned, then -EILSEQ
+ * (src_read() may have returned the start of that block when it came in
+ * pieces), s->blk_start saying where it starts, s->what what it looks
+ * like.  0 at the end.
+ */
+ssize_t src_read(struct src *s, void *buf, size_t n);
+
+/* Closes the input (standard input too).  Safe to call twice. */
+void src_close(struct src *s);
+
+/*
+ * The input as a log, read only: a log file opened in place (flags are
+ * kmsg_log_open()'s), a dump or a log arriving on a pipe through
+ * kmsg_dump_open_fd().  Prints why not and returns NULL on failure.
+ */
+struct kmsg_log *src_open_log(struct src *s, unsigned flags);
+
+/*
+ * Says on stderr what s is (s->what) and what --file takes instead:
+ * "kmsg: NAME: holds only NUL bytes; --file takes TAKES".
+ */
+void src_refuse(const struct src *s, const char *takes);
 
 struct output {
 	struct kmsg_fmt_opts fo;
@@ -43,7 +106,8 @@ struct output {
 	/* the filter; all bits set when not filtering on it */
 	uint32_t levels;      /* bit n: level n passes */
 	uint32_t facilities;  /* bit n: facility n passes */
-	int filtering;        /* any of the below, or a bit clear above */
+	int prio_filter;      /* a bit is clear above (-l, -f, -k, -u) */
+	int filtering;        /* that, or any of the below */
 	int64_t since_ns, until_ns; /* CLOCK_REALTIME, inclusive */
 	int have_since, have_until;
 	char **match;         /* "KEY=VALUE" strings */
@@ -82,9 +146,11 @@ int out_record(struct output *o, const struct kmsg_record *rec);
 /*
  * Writes text (n bytes of whole lines, the last newline optional) as
  * dmesg -F -r prints a file: as it is, but escaped as the short output
- * escapes (unless --noescape), ending in a newline.  0 or -errno.
+ * escapes (unless --noescape), ending in a newline; unless ends_line is
+ * 0 and the text does not end in one: a piece of a line that goes on
+ * (cut where no UTF-8 sequence is split).  0 or -errno.
  */
-int out_verbatim(struct output *o, const char *p, size_t n);
+int out_verbatim(struct output *o, const char *p, size_t n, int ends_line);
 
 /* Writes out everything buffered.  Returns 0 or -errno. */
 int out_flush(struct output *o);

@@ -4,7 +4,8 @@
  *
  * --file may also name a dump made by kmsg dump, or dmesg raw text (what
  * dmesg -r prints): the same options then print exactly what dmesg -F
- * prints for that text.
+ * prints for that text.  "-" is standard input, which like any pipe is
+ * told apart by its first bytes (output.c's src_open()).
  */
 #define _GNU_SOURCE
 #include "output.h"
@@ -24,7 +25,8 @@ static int read_clear, clear_only;
 
 const struct poptOption read_options[] = {
 	{ "file", 'F', POPT_ARG_STRING, &file_opt, 0,
-	  "the log to read, or a dump, or dmesg raw text", "PATH" },
+	  "the log to read, or a dump, or dmesg raw text (-: standard input)",
+	  "PATH" },
 	{ "read-clear", 'c', POPT_ARG_NONE, &read_clear, 0,
 	  "clear the records printed (needs write permission)", NULL },
 	{ "clear", 'C', POPT_ARG_NONE, &clear_only, 0,
@@ -61,9 +63,26 @@ static int64_t dmesg_boot_ns(void)
 	return (d + (bt.tv_sec - mono.tv_sec)) * INT64_C(1000000000);
 }
 
+/*
+ * The bounds of one record of dmesg text, so that no input makes the
+ * buffers grow without end: dmesg's own records are at most about 1 KiB,
+ * one longer than either bound is printed cut short there (a word on
+ * stderr), the rest of it skipped up to the next record.  4 MiB of text
+ * renders in at most 16 MiB; 64 Ki lines add at most 64 Ki indents.
+ */
+#define TEXT_RECORD_MAX (4u << 20)
+#define TEXT_LINES_MAX  65536u
+
+struct text_in {
+	struct output *o;
+	struct src *s;
+	int64_t boot_ns;
+	unsigned flags;     /* of kmsg_dmesg_parse_flags() */
+	uint64_t buf_off;   /* where buf[0] is in the input */
+};
+
 /* One dmesg record of text (its terminating newline included) printed. */
-static int text_record(struct output *o, const char *path, const char *p,
-		       size_t n, int64_t boot_ns)
+static int text_record(struct text_in *t, const char *p, size_t n)
 {
 	struct kmsg_record rec;
 	int rc;
@@ -73,68 +92,99 @@ static int text_record(struct output *o, const char *path, const char *p,
 		p++;
 		n--;
 	}
-	rc = kmsg_dmesg_parse(&rec, p, n, boot_ns);
+	rc = kmsg_dmesg_parse_flags(&rec, p, n, t->boot_ns, t->flags);
 	if (rc < 0) {
-		out_flush(o);
-		cli_error(path, "a record with a time out of range skipped");
+		out_flush(t->o);
+		cli_error(t->s->name, "a record with a time out of range skipped");
 		return 0;
 	}
 	if (rc == 0)
 		return 0;
-	return out_record(o, &rec);
+	return out_record(t->o, &rec);
+}
+
+/* The record at buf + start (n bytes) printed cut short, and said so. */
+static int text_cut(struct text_in *t, const char *buf, size_t start, size_t n,
+		    const char *why)
+{
+	int rc = text_record(t, buf + start, n);
+
+	if (rc == 0 && (rc = out_flush(t->o)) == 0)
+		cli_error(t->s->name, "the record at byte %llu has more than %s: "
+			  "printed cut short, the rest skipped",
+			  (unsigned long long)(t->buf_off + start), why);
+	return rc;
 }
 
 /*
- * Prints dmesg raw text from path, read in large chunks.  Records are cut
- * as dmesg -F cuts them: a record ends at a newline followed by '<', so a
+ * Where a chunk of n bytes of text may be cut without splitting a UTF-8
+ * sequence: before an incomplete one at its end.
+ */
+static size_t utf8_cut(const char *p, size_t n)
+{
+	for (size_t back = 1; back <= 3 && back <= n; back++) {
+		unsigned char c = (unsigned char)p[n - back];
+
+		if (c < 0x80)
+			break;
+		if (c >= 0xc0) {
+			size_t need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+
+			return need > back ? n - back : n;
+		}
+	}
+	return n;
+}
+
+/*
+ * Prints dmesg raw text from s, read in large chunks.  Records are cut as
+ * dmesg -F cuts them: a record ends at a newline followed by '<', so a
  * line that does not start with '<' continues the message before it
  * (multi-line messages), and only the last record loses its final
- * newline.  With -r and no filter the text is printed as it is (escaped),
- * as dmesg -F -r does.  Returns an exit status.
+ * newline; see TEXT_RECORD_MAX for records too long.  With -r and no
+ * filter the text is printed as it is (escaped), as dmesg -F -r does, a
+ * long line in pieces.  Text that turns binary stops the reading with an
+ * error.  Returns an exit status.
  */
-static int read_text(struct output *o, const char *path)
+static int read_text(struct output *o, struct src *s)
 {
-	size_t cap = TEXT_CHUNK, len = 0, start = 0, scan = 0;
-	int64_t boot_ns = dmesg_boot_ns();
-	char *buf = malloc(cap), *nb;
-	int fd = -1, eof = 0, rc, status = EXIT_FAIL;
+	size_t cap = TEXT_RECORD_MAX + TEXT_CHUNK, len = 0, start = 0, scan = 0;
+	size_t lines = 0;
+	char *buf = malloc(cap);
+	int eof = 0, skipping = 0, rc, status = EXIT_FAIL;
 	int verbatim = o->fo.output == KMSG_OUT_SHORT &&
 		       o->fo.time == KMSG_TIME_RAW && !o->filtering;
+	struct text_in t = { .o = o, .s = s, .boot_ns = dmesg_boot_ns() };
 	ssize_t n;
 
+	/* dmesg reads "<N>" only when it prints or filters on it */
+	if (o->fo.output == KMSG_OUT_SHORT && o->fo.time != KMSG_TIME_RAW &&
+	    !o->prio_filter && !(o->fo.flags & (KMSG_FMT_DECODE | KMSG_FMT_COLOR)))
+		t.flags = KMSG_DMESG_SKIP_PRIO;
 	if (buf == NULL) {
 		cli_error(NULL, "out of memory");
 		goto out;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		cli_error(path, "%s", strerror(errno));
-		goto out;
-	}
 	out_pager_start(o);
 	while (!eof) {
-		if (start > 0 && (len == cap || start >= cap / 2)) {
+		/* after the loop below at most TEXT_RECORD_MAX bytes are left
+		 * from start: moved to the front, a chunk always fits */
+		if (start > 0 && cap - len < TEXT_CHUNK) {
 			memmove(buf, buf + start, len - start);
 			len -= start;
 			scan -= start;
+			t.buf_off += start;
 			start = 0;
 		}
-		if (len == cap) {
-			/* one record longer than the buffer */
-			nb = realloc(buf, cap * 2);
-			if (nb == NULL) {
-				cli_error(NULL, "out of memory");
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
+		n = src_read(s, buf + len, cap - len < TEXT_CHUNK ? cap - len : TEXT_CHUNK);
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
 			out_flush(o);
-			cli_error(path, "%s", strerror(errno));
+			if (n == -EILSEQ)
+				cli_error(s->name, "%s from byte %llu on, not dmesg "
+					  "text: stopped there", s->what,
+					  (unsigned long long)s->blk_start);
+			else
+				cli_error(s->name, "%s", strerror((int)-n));
 			goto out;
 		}
 		if (n == 0)
@@ -142,15 +192,23 @@ static int read_text(struct output *o, const char *path)
 		len += (size_t)n;
 		if (verbatim) {
 			char *nl = memrchr(buf + start, '\n', len - start);
+			size_t end = nl ? (size_t)(nl + 1 - buf) : start;
+			int whole = nl != NULL;
 
-			if (nl != NULL) {
-				rc = out_verbatim(o, buf + start,
-						  (size_t)(nl + 1 - (buf + start)));
+			if (eof) {
+				end = len;
+				whole = 1;
+			} else if (nl == NULL && len - start >= TEXT_CHUNK) {
+				/* a line longer than a chunk goes out in pieces */
+				end = start + utf8_cut(buf + start, len - start);
+			}
+			if (end > start) {
+				rc = out_verbatim(o, buf + start, end - start, whole);
 				if (rc < 0) {
 					status = out_fail(o, rc);
 					goto out;
 				}
-				start = (size_t)(nl + 1 - buf);
+				start = end;
 			}
 			scan = len;
 			continue;
@@ -168,21 +226,38 @@ static int read_text(struct output *o, const char *path)
 				scan = i; /* is the next byte a '<'? read on */
 				break;
 			}
-			if (i + 1 < len && buf[i + 1] == '<') {
-				rc = text_record(o, path, buf + start, i + 1 - start,
-						 boot_ns);
-				if (rc < 0) {
-					status = out_fail(o, rc);
-					goto out;
-				}
-				start = i + 1;
-			}
 			scan = i + 1;
+			lines++;
+			if (i + 1 < len && buf[i + 1] == '<') {
+				rc = skipping ? 0 : text_record(&t, buf + start, i + 1 - start);
+				skipping = 0;
+			} else if (!skipping && lines == TEXT_LINES_MAX) {
+				rc = text_cut(&t, buf, start, i + 1 - start,
+					      "65536 lines");
+				skipping = 1;
+			} else {
+				continue;
+			}
+			if (rc < 0) {
+				status = out_fail(o, rc);
+				goto out;
+			}
+			start = i + 1;
+			lines = 0;
 		}
+		if (!skipping && scan - start > TEXT_RECORD_MAX) {
+			rc = text_cut(&t, buf, start, TEXT_RECORD_MAX, "4 MiB");
+			if (rc < 0) {
+				status = out_fail(o, rc);
+				goto out;
+			}
+			skipping = 1;
+		}
+		if (skipping)
+			start = scan; /* what was scanned of it is dropped */
 	}
-	if (start < len) {
-		rc = verbatim ? out_verbatim(o, buf + start, len - start) :
-		     text_record(o, path, buf + start, len - start, boot_ns);
+	if (start < len && !skipping && !verbatim) {
+		rc = text_record(&t, buf + start, len - start);
 		if (rc < 0) {
 			status = out_fail(o, rc);
 			goto out;
@@ -195,8 +270,6 @@ static int read_text(struct output *o, const char *path)
 	}
 	status = EXIT_OK;
 out:
-	if (fd >= 0)
-		close(fd);
 	free(buf);
 	return status;
 }
@@ -279,8 +352,9 @@ int cmd_read(int argc, const char **argv)
 	poptContext con = poptGetContext("kmsg read", argc, argv, read_options, 0);
 	struct output o = { .saved_out = -1, .saved_err = -1 };
 	struct kmsg_log *log = NULL;
+	struct src src = { .fd = -1 };
 	const char *path;
-	int rc, kind, status = EXIT_FAIL, setup = 0;
+	int rc, status = EXIT_FAIL, setup = 0;
 
 	while ((rc = poptGetNextOpt(con)) > 0) {
 		fprintf(stderr, "kmsg read: -%c: use 'kmsg follow' (-n all for "
@@ -325,42 +399,46 @@ int cmd_read(int argc, const char **argv)
 		goto out;
 	}
 
-	kind = src_detect(path);
-	if (kind == -EISDIR) {
-		cli_error(path, "is a directory");
+	rc = src_open(&src, path);
+	if (rc == -EISDIR || rc == -ENOTTY) {
+		cli_error(src.name, rc == -EISDIR ? "is a directory" :
+			  "is a terminal; --file - reads a log, a dump or dmesg "
+			  "text from a pipe");
 		goto out;
 	}
-	if (kind < 0) {
+	if (rc < 0 && strcmp(path, "-") == 0) {
+		cli_error(src.name, "%s", strerror(-rc));
+		goto out;
+	}
+	if (rc < 0) {
 		/* cli_open_log() words the error as every subcommand does */
 		log = cli_open_log(path, read_clear ? KMSG_OPEN_WRITE : 0, 0, 0);
 		if (log == NULL)
 			goto out;
-		kind = SRC_LOG;
+		src.kind = SRC_LOG;
 	}
-	if (read_clear && kind != SRC_LOG) {
-		cli_error(path, "is %s, which cannot be cleared",
-			  kind == SRC_DUMP ? "a kmsg dump" : "not a kmsg log");
+	if (read_clear && (src.kind != SRC_LOG || src.stream)) {
+		cli_error(src.name, "is %s, which cannot be cleared",
+			  src.kind == SRC_DUMP ? "a kmsg dump" :
+			  src.kind == SRC_LOG ? "a copy of a log" : "not a kmsg log");
 		goto out;
 	}
-	switch (kind) {
+	switch (src.kind) {
+	case SRC_BINARY:
+		src_refuse(&src, "a kmsg log, a kmsg dump or dmesg text");
+		goto out;
 	case SRC_TEXT:
-		status = read_text(&o, path);
+		status = read_text(&o, &src);
 		goto out;
-	case SRC_DUMP:
-		rc = kmsg_dump_open(&log, path);
-		if (rc < 0) {
-			cli_lib_error(path, rc);
-			goto out;
-		}
-		break;
 	default:
 		if (log == NULL)
-			log = cli_open_log(path, read_clear ? KMSG_OPEN_WRITE : 0, 0, 0);
+			log = src_open_log(&src, read_clear ? KMSG_OPEN_WRITE : 0);
 		if (log == NULL)
 			goto out;
 	}
-	status = read_log(&o, log, path, read_clear);
+	status = read_log(&o, log, src.name, read_clear);
 out:
+	src_close(&src);
 	if (setup)
 		out_free(&o);
 	kmsg_log_close(log);

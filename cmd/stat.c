@@ -15,7 +15,7 @@ static int json;
 
 const struct poptOption stat_options[] = {
 	{ "file", 'F', POPT_ARG_STRING, &file_opt, 0,
-	  "the log, or a dump made by kmsg dump", "PATH" },
+	  "the log, or a dump made by kmsg dump (-: standard input)", "PATH" },
 	{ "json", 'J', POPT_ARG_NONE, &json, 0,
 	  "print one JSON object", NULL },
 	POPT_AUTOHELP
@@ -134,8 +134,9 @@ int cmd_stat(int argc, const char **argv)
 	poptContext con = poptGetContext("kmsg stat", argc, argv, stat_options, 0);
 	struct kmsg_log *log = NULL;
 	struct kmsg_stat st;
+	struct src src = { .fd = -1 };
 	const char *path;
-	int rc, kind, status = EXIT_FAIL;
+	int rc, status = EXIT_FAIL;
 
 	status = cli_parse_options(con, "stat");
 	if (status == 0)
@@ -146,36 +147,38 @@ int cmd_stat(int argc, const char **argv)
 	path = cli_log_path(file_opt);
 	if (path == NULL)
 		goto out;
-	kind = src_detect(path);
-	if (kind == -EISDIR) {
-		cli_error(path, "is a directory");
+	rc = src_open(&src, path);
+	if (rc == -EISDIR || rc == -ENOTTY) {
+		cli_error(src.name, rc == -EISDIR ? "is a directory" :
+			  "is a terminal; --file - reads a log or a dump from a pipe");
 		goto out;
 	}
-	if (kind == SRC_TEXT) {
-		cli_error(path, "is not a kmsg log or dump");
+	if (rc < 0 && strcmp(path, "-") == 0) {
+		cli_error(src.name, "%s", strerror(-rc));
 		goto out;
 	}
-	if (kind == SRC_DUMP) {
-		rc = kmsg_dump_open(&log, path);
-		if (rc < 0) {
-			cli_error(path, "%s", rc == KMSG_ECORRUPT ?
-				  "damaged or incomplete dump" : kmsg_strerror(rc));
-			goto out;
-		}
-	} else {
-		/* cli_open_log() words a missing or unreadable log */
-		log = cli_open_log(path, KMSG_OPEN_READ, 0, 0);
-		if (log == NULL)
-			goto out;
+	if (rc == 0 && src.kind == SRC_TEXT) {
+		cli_error(src.name, "is not a kmsg log or dump");
+		goto out;
 	}
+	if (rc == 0 && src.kind == SRC_BINARY) {
+		src_refuse(&src, "a kmsg log or a kmsg dump");
+		goto out;
+	}
+	/* cli_open_log() words a missing or unreadable log */
+	log = rc < 0 ? cli_open_log(path, KMSG_OPEN_READ, 0, 0) :
+	      src_open_log(&src, KMSG_OPEN_READ);
+	if (log == NULL)
+		goto out;
 	rc = kmsg_log_stat(&st, log);
 	if (rc < 0) {
 		cli_lib_error(path, rc);
 		goto out;
 	}
-	print_stat(path, kind == SRC_DUMP, &st);
+	print_stat(path, src.kind == SRC_DUMP, &st);
 	status = EXIT_OK;
 out:
+	src_close(&src);
 	kmsg_log_close(log);
 	poptFreeContext(con);
 	return status;

@@ -489,9 +489,46 @@ out:
 struct gz_in {
 	z_stream z;
 	int fd;
+	const unsigned char *head; /* bytes the caller read from fd already */
+	size_t head_len;
 	unsigned char *buf;  /* IN_BUF of compressed input */
 	int eof;
 };
+
+/* Up to n bytes of input: the head first, then fd.  0 at its end, or -errno. */
+static ssize_t in_read(struct gz_in *g, unsigned char *p, size_t n)
+{
+	ssize_t k;
+
+	if (g->head_len) {
+		k = (ssize_t)(n < g->head_len ? n : g->head_len);
+		memcpy(p, g->head, (size_t)k);
+		g->head += k;
+		g->head_len -= (size_t)k;
+		return k;
+	}
+	do
+		k = read(g->fd, p, n);
+	while (k < 0 && errno == EINTR);
+	return k < 0 ? -errno : k;
+}
+
+/* n bytes of input, fewer only at its end; or -errno. */
+static ssize_t in_read_full(struct gz_in *g, unsigned char *p, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = in_read(g, p + got, n - got);
+
+		if (k < 0)
+			return k;
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	return (ssize_t)got;
+}
 
 /*
  * Decompresses up to n bytes into p.  Returns the count (less than n only
@@ -506,12 +543,9 @@ static ssize_t inflate_some(struct gz_in *g, unsigned char *p, size_t n, int *en
 		int zr;
 
 		if (g->z.avail_in == 0 && !g->eof) {
-			ssize_t k = read(g->fd, g->buf, IN_BUF);
-			if (k < 0) {
-				if (errno == EINTR)
-					continue;
-				return -errno;
-			}
+			ssize_t k = in_read(g, g->buf, IN_BUF);
+			if (k < 0)
+				return k;
 			if (k == 0)
 				g->eof = 1;
 			g->z.next_in = g->buf;
@@ -637,73 +671,43 @@ out:
 	return 0;
 }
 
-/*
- * The contract is kmsg.h's.  The content is decompressed into a memfd
- * (holes where it is zero), never more of it than the header claims, and
- * opened as a read-only log; path may be a pipe.
- */
-int kmsg_dump_open(struct kmsg_log **out, const char *path)
+/* The log header's own checks, before its size claim is believed. */
+static int header_ok(const struct kmsg_hdr *h)
 {
-	struct gz_in g;
+	return memcmp(h->magic, KMSG_MAGIC, 8) == 0 &&
+	       crc32c_extend(0, h, HDR_CRC_OFF) == h->header_crc &&
+	       h->file_size >= KMSG_MIN_SIZE && h->file_size <= KMSG_MAX_SIZE &&
+	       h->file_size % PAGE == 0;
+}
+
+/*
+ * The rest of a dump (its first two bytes, the gzip magic, in first)
+ * decompressed into mfd: exactly the size its header claims, then the end
+ * of the stream and of the input.  Returns the size, or an error.
+ */
+static int64_t inflate_into(int mfd, struct gz_in *g, const unsigned char *first,
+			    unsigned char *chunk)
+{
 	struct kmsg_hdr h;
-	unsigned char magic[2], *chunk = NULL;
+	unsigned char byte;
 	uint64_t size, off;
-	int mfd = -1, zinit = 0, ended = 0, err;
+	int ended = 0, err;
 	ssize_t n;
 
-	if (!out || !path)
-		return KMSG_EINVAL;
-	memset(&g, 0, sizeof(g));
-	g.fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (g.fd < 0)
-		return -errno;
-	g.buf = malloc(IN_BUF);
-	chunk = malloc(IN_BUF);
-	if (!g.buf || !chunk) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* Tell a foreign file from a damaged dump by the gzip magic. */
-	n = read(g.fd, magic, 2);
-	if (n < 0) {
-		err = -errno;
-		goto out;
-	}
-	if (n < 2 || magic[0] != 0x1f || magic[1] != 0x8b) {
-		err = KMSG_ENOTLOG;
-		goto out;
-	}
-	if (inflateInit2(&g.z, 15 + 16) != Z_OK) {
-		err = -ENOMEM;
-		goto out;
-	}
-	zinit = 1;
-	memcpy(g.buf, magic, 2);
-	g.z.next_in = g.buf;
-	g.z.avail_in = 2;
+	memcpy(g->buf, first, 2);
+	g->z.next_in = g->buf;
+	g->z.avail_in = 2;
 
 	/* The header first: its size claim bounds everything after it. */
-	n = inflate_some(&g, (unsigned char *)&h, HDR_SIZE, &ended);
-	if (n < 0) {
-		err = (int)n;
-		goto out;
-	}
+	n = inflate_some(g, (unsigned char *)&h, HDR_SIZE, &ended);
+	if (n < 0)
+		return n;
 	size = h.file_size;
-	if (n != HDR_SIZE || memcmp(h.magic, KMSG_MAGIC, 8) != 0 ||
-	    crc32c_extend(0, &h, HDR_CRC_OFF) != h.header_crc ||
-	    size < KMSG_MIN_SIZE || size > KMSG_MAX_SIZE || size % PAGE ||
-	    !isize_matches(g.fd, size)) {
-		err = KMSG_ECORRUPT;
-		goto out;
-	}
-	mfd = memfd_create("kmsg-dump", MFD_CLOEXEC);
-	if (mfd < 0 || ftruncate(mfd, (off_t)size) < 0) {
-		err = -errno;
-		goto out;
-	}
+	if (n != HDR_SIZE || !header_ok(&h) || !isize_matches(g->fd, size))
+		return KMSG_ECORRUPT;
 	err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
 	if (err)
-		goto out;
+		return err;
 	off = HDR_SIZE;
 	while (off < size && !ended) {
 		/* page-aligned chunks, so that zero pages become holes */
@@ -711,39 +715,143 @@ int kmsg_dump_open(struct kmsg_log **out, const char *path)
 
 		if (want > size - off)
 			want = (size_t)(size - off);
-		n = inflate_some(&g, chunk, want, &ended);
-		if (n < 0) {
-			err = (int)n;
-			goto out;
-		}
+		n = inflate_some(g, chunk, want, &ended);
+		if (n < 0)
+			return n;
 		err = put_sparse(mfd, chunk, (size_t)n, off);
 		if (err)
-			goto out;
+			return err;
 		off += (uint64_t)n;
 	}
 	/* Exactly size bytes, then the end of the stream and of the file:
-	 * content beyond what the header claims is never written. */
+	 * content beyond what the header claims is never written.  A stream
+	 * that ended short is refused at once, not at the input's end. */
 	if (!ended) {
-		n = inflate_some(&g, chunk, 1, &ended);
+		n = inflate_some(g, chunk, 1, &ended);
+		if (n < 0)
+			return n;
+		if (n > 0 || !ended)
+			return KMSG_ECORRUPT;
+	}
+	if (off != size || g->z.avail_in != 0)
+		return KMSG_ECORRUPT;
+	n = in_read(g, &byte, 1);
+	if (n != 0)
+		return n < 0 ? n : KMSG_ECORRUPT;
+	return (int64_t)size;
+}
+
+/*
+ * The bytes of a log file (its first n bytes in first) copied into mfd,
+ * up to the size its header claims and not a byte further: input that
+ * ends before it is refused.  Returns the size, or an error.
+ */
+static int64_t copy_into(int mfd, struct gz_in *g, const unsigned char *first,
+			 size_t n, unsigned char *chunk)
+{
+	struct kmsg_hdr h;
+	uint64_t size, off;
+	ssize_t k;
+	int err;
+
+	k = in_read_full(g, (unsigned char *)&h + n, HDR_SIZE - n);
+	if (k < 0)
+		return k;
+	memcpy(&h, first, n);
+	if (n + (size_t)k != HDR_SIZE || !header_ok(&h))
+		return KMSG_ECORRUPT;
+	size = h.file_size;
+	err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
+	if (err)
+		return err;
+	for (off = HDR_SIZE; off < size; off += (uint64_t)k) {
+		size_t want = IN_BUF - (size_t)(off % PAGE);
+
+		if (want > size - off)
+			want = (size_t)(size - off);
+		k = in_read_full(g, chunk, want);
+		if (k < 0)
+			return k;
+		if ((size_t)k != want)
+			return KMSG_ECORRUPT;  /* claims more than arrived */
+		err = put_sparse(mfd, chunk, want, off);
+		if (err)
+			return err;
+	}
+	return (int64_t)size;
+}
+
+/*
+ * One implementation under kmsg_dump_open() and kmsg_dump_open_fd(): the
+ * input (head, then fd) is decompressed, or with raw_ok copied if it is a
+ * log file's bytes, into a memfd (holes where it is zero) that grows only
+ * as the input arrives, never past what the header claims, and is opened
+ * as a read-only log.
+ */
+static int open_input(struct kmsg_log **out, int fd, const void *head,
+		      size_t head_len, int raw_ok)
+{
+	struct gz_in g;
+	unsigned char first[8], *chunk = NULL;
+	int64_t size = 0;
+	int mfd = -1, zinit = 0, err;
+	ssize_t n;
+
+	memset(&g, 0, sizeof(g));
+	g.fd = fd;
+	g.head = head;
+	g.head_len = head_len;
+	g.buf = malloc(IN_BUF);
+	chunk = malloc(IN_BUF);
+	if (!g.buf || !chunk) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Tell a foreign file from a damaged dump by the gzip magic. */
+	n = in_read_full(&g, first, 2);
+	if (n < 0) {
+		err = (int)n;
+		goto out;
+	}
+	if (n == 2 && first[0] == 0x1f && first[1] == 0x8b) {
+		if (inflateInit2(&g.z, 15 + 16) != Z_OK) {
+			err = -ENOMEM;
+			goto out;
+		}
+		zinit = 1;
+	} else if (n == 2 && raw_ok) {
+		n = in_read_full(&g, first + 2, sizeof(first) - 2);
 		if (n < 0) {
 			err = (int)n;
 			goto out;
 		}
-		if (n > 0 || !ended) {
-			err = KMSG_ECORRUPT;
+		if ((size_t)n != sizeof(first) - 2 ||
+		    memcmp(first, KMSG_MAGIC, sizeof(first)) != 0) {
+			err = KMSG_ENOTLOG;
 			goto out;
 		}
-	}
-	if (off != size || g.z.avail_in != 0) {
-		err = KMSG_ECORRUPT;
+	} else {
+		err = KMSG_ENOTLOG;
 		goto out;
 	}
-	n = read(g.fd, magic, 1);
-	if (n != 0) {
-		err = n < 0 ? -errno : KMSG_ECORRUPT;
+	mfd = memfd_create("kmsg-dump", MFD_CLOEXEC);
+	if (mfd < 0) {
+		err = -errno;
 		goto out;
 	}
-	err = trim_tail(mfd, size);
+	size = zinit ? inflate_into(mfd, &g, first, chunk)
+		     : copy_into(mfd, &g, first, sizeof(first), chunk);
+	if (size < 0) {
+		err = (int)size;
+		goto out;
+	}
+	/* Zero pages at the end were never written: the size is set now,
+	 * once the input has shown it holds that much. */
+	if (ftruncate(mfd, (off_t)size) < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = trim_tail(mfd, (uint64_t)size);
 	if (err)
 		goto out;
 	err = log_open_fd(out, mfd, KMSG_OPEN_READ);
@@ -756,8 +864,31 @@ out:
 		inflateEnd(&g.z);
 	if (mfd >= 0)
 		close(mfd);
-	close(g.fd);
 	free(g.buf);
 	free(chunk);
 	return err;
+}
+
+/* The contract is kmsg.h's; path may be a pipe. */
+int kmsg_dump_open(struct kmsg_log **out, const char *path)
+{
+	int fd, err;
+
+	if (!out || !path)
+		return KMSG_EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = open_input(out, fd, NULL, 0, 0);
+	close(fd);
+	return err;
+}
+
+/* The contract is kmsg.h's. */
+int kmsg_dump_open_fd(struct kmsg_log **out, int fd, const void *head,
+		      size_t head_len)
+{
+	if (!out || fd < 0 || (head == NULL && head_len))
+		return KMSG_EINVAL;
+	return open_input(out, fd, head, head_len, 1);
 }

@@ -12,9 +12,8 @@
  *    escaped as dmesg does in a UTF-8 locale; unassigned code points pass
  *    (dmesg's view of them depends on the C library's Unicode version).
  *  - The first reltime line is always absolute (dmesg prints a delta when
- *    it falls in 00:00 on 1 January), a record at time 0 still counts as
- *    the previous one for deltas, and a reltime line one year to the minute
- *    after the previous one is absolute.
+ *    it falls in 00:00 on 1 January), and a reltime line one year to the
+ *    minute after the previous one is absolute.
  *  - -x decodes every facility (2.38 leaves local0..local7 undecoded, 2.41
  *    decodes them as kmsg does).
  *  - The ISO zone offset carries its sign for offsets between -01:00 and 0.
@@ -89,8 +88,7 @@ struct kmsg_fmt {
 	char *buf;
 	size_t cap;
 
-	/* deltas: the time of the previous record */
-	int have_last;
+	/* deltas: the since-boot time of the previous record, 0 for none */
 	int64_t last_us;
 
 	/* reltime: the local minute of the previous record */
@@ -404,13 +402,16 @@ static size_t count_newlines(const char *s, size_t len)
 
 /*
  * Writes text as dmesg does: printable ASCII, tab, newline and printable
- * UTF-8 as they are, every other byte as \xNN (see cp_unsafe()).  A
- * newline followed by more text (and not by a NUL, as in dmesg) is
- * followed by indent spaces, so continuation lines stand under the first
- * line's text.  Needs 4 * len + newlines * indent bytes of room.
+ * UTF-8 as they are, every other byte as \xNN (see cp_unsafe()); with
+ * ascii (a terminal whose charset is not UTF-8) every byte from 0x80 up
+ * as \xNN, as dmesg does in such a locale.  A newline is followed by
+ * indent spaces, so continuation lines stand under the first line's text,
+ * unless a NUL comes next (as in dmesg, which indents a newline at the end
+ * of the text too: blank lines after a record keep the indent).  Needs
+ * 4 * len + newlines * indent bytes of room.
  */
 static char *put_text(char *p, const char *text, size_t len, size_t indent,
-		      enum esc_mode mode)
+		      enum esc_mode mode, int ascii)
 {
 	const unsigned char *s = (const unsigned char *)text;
 	const unsigned char *pass = mode == ESC_FIELD ? pass_field : pass_text;
@@ -425,14 +426,14 @@ static char *put_text(char *p, const char *text, size_t len, size_t indent,
 		i = j;
 		if (s[i] == '\n' && mode != ESC_FIELD) {
 			*p++ = '\n';
-			if (indent && i + 1 < len && s[i + 1] != '\0') {
+			if (indent && (i + 1 == len || s[i + 1] != '\0')) {
 				memset(p, ' ', indent);
 				p += indent;
 			}
 			i++;
 		} else if (mode == ESC_NONE) {
 			*p++ = (char)s[i++];
-		} else if (s[i] < 0x80) {
+		} else if (s[i] < 0x80 || ascii) {
 			p = put_hex(p, s[i++]);
 		} else if ((n = utf8_seq(s + i, len - i, &cp)) == 0) {
 			p = put_hex(p, s[i++]);
@@ -646,13 +647,15 @@ static char *put_iso(char *p, const struct tm *tm, unsigned usec)
 
 /*
  * The time since the previous record, in microseconds, as dmesg's deltas
- * count it (0 for the first record); remembers this record's time.
+ * count it; remembers this record's time.  As in dmesg, a previous time of
+ * exactly 0 is no previous record: the delta is 0 for the first record and
+ * for the one after a record at boot, where every kernel log starts.  A
+ * record of kmsg's own never has a since-boot time below a microsecond.
  */
 static int64_t take_delta(struct kmsg_fmt *f, int64_t us)
 {
-	int64_t d = f->have_last ? us - f->last_us : 0;
+	int64_t d = f->last_us != 0 ? us - f->last_us : 0;
 
-	f->have_last = 1;
 	f->last_us = us;
 	return d;
 }
@@ -675,6 +678,12 @@ static size_t subsys_len(const char *s, size_t len)
 			return i + 2;
 	}
 	return 0;
+}
+
+/* 0 for a record read from text that named no valid priority. */
+static int prio_valid(const struct kmsg_record *rec)
+{
+	return rec->facility < KMSG_NFACILITIES && rec->level < 8;
 }
 
 /*
@@ -755,18 +764,17 @@ static char *put_time_prefix(struct kmsg_fmt *f, char *p,
 		f->last_year = tm->tm_year;
 		return p;
 	case KMSG_TIME_RAW:
-		*p++ = '<';
-		p = put_u64(p, (uint64_t)rec->facility * 8 + rec->level);
-		p = PUT_LIT(p, ">[");
+		/* text that named no priority gets none back */
+		if (prio_valid(rec)) {
+			*p++ = '<';
+			p = put_u64(p, (uint64_t)rec->facility * 8 + rec->level);
+			*p++ = '>';
+		}
+		*p++ = '[';
 		p = put_fixed(p, us, 12, 0);
 		return PUT_LIT(p, "] ");
 	}
 	return p;
-}
-
-static int prio_valid(const struct kmsg_record *rec)
-{
-	return rec->facility < KMSG_NFACILITIES && rec->level < 8;
 }
 
 /*
@@ -779,6 +787,7 @@ static char *put_fields(struct kmsg_fmt *f, char *p,
 {
 	enum esc_mode mode = (f->opts.flags & KMSG_FMT_NOESCAPE) ? ESC_NONE
 								  : ESC_FIELD;
+	int ascii = (f->opts.flags & KMSG_FMT_ASCII) != 0;
 	struct kmsg_field fld;
 	size_t pos = 0;
 	int rc;
@@ -791,9 +800,9 @@ static char *put_fields(struct kmsg_fmt *f, char *p,
 		}
 		memset(p, ' ', indent);
 		p += indent;
-		p = put_text(p, fld.key, fld.key_len, 0, mode);
+		p = put_text(p, fld.key, fld.key_len, 0, mode, ascii);
 		*p++ = '=';
-		p = put_text(p, fld.value, fld.value_len, 0, mode);
+		p = put_text(p, fld.value, fld.value_len, 0, mode, ascii);
 		*p++ = '\n';
 	}
 	if (rc < 0) {
@@ -813,6 +822,7 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	unsigned flags = f->opts.flags;
 	enum esc_mode mode = (flags & KMSG_FMT_NOESCAPE) ? ESC_NONE : ESC_TEXT;
 	int color = (flags & KMSG_FMT_COLOR) != 0;
+	int ascii = (flags & KMSG_FMT_ASCII) != 0;
 	int timebreak = 0, err = 0;
 	const char *text = rec->text;
 	size_t len = rec->text_len, indent = 0, sub, room;
@@ -867,7 +877,7 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 		sub = subsys_len(text, len);
 		if (sub) {
 			p = PUT_LIT(p, COLOR_SUBSYS);
-			p = put_text(p, text, sub, indent, mode);
+			p = put_text(p, text, sub, indent, mode, ascii);
 			p = PUT_LIT(p, COLOR_RESET);
 			text += sub;
 			len -= sub;
@@ -877,11 +887,11 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 			lc = COLOR_SEGFAULT;
 		if (lc)
 			p = put_cstr(p, lc);
-		p = put_text(p, text, len, indent, mode);
+		p = put_text(p, text, len, indent, mode, ascii);
 		if (lc)
 			p = PUT_LIT(p, COLOR_RESET);
 	} else {
-		p = put_text(p, text, len, indent, mode);
+		p = put_text(p, text, len, indent, mode, ascii);
 	}
 	*p++ = '\n';
 
@@ -957,7 +967,10 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	p = ensure(f, f->buf, PREFIX_MAX + 4 * len);
 	if (p == NULL)
 		return -ENOMEM;
-	p = put_u64(p, (uint64_t)rec->facility * 8 + rec->level);
+	/* /dev/kmsg always names one: text that named none is user.notice,
+	 * logger's default */
+	p = put_u64(p, prio_valid(rec) ? (uint64_t)rec->facility * 8 + rec->level
+				       : 8 + 5);
 	*p++ = ',';
 	p = put_u64(p, rec->seq);
 	*p++ = ',';
@@ -987,7 +1000,7 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 /* The renderer                                                        */
 
 #define FMT_FLAGS (KMSG_FMT_DECODE | KMSG_FMT_SHOWDELTA | KMSG_FMT_COLOR | \
-		   KMSG_FMT_NOESCAPE | KMSG_FMT_FIELDS)
+		   KMSG_FMT_NOESCAPE | KMSG_FMT_FIELDS | KMSG_FMT_ASCII)
 
 /*
  * A renderer for opts (NULL: the defaults).  Unknown versions, outputs,
@@ -1127,29 +1140,81 @@ static const char *parse_time(const char *p, const char *end, int64_t *ns,
 }
 
 /*
- * One line of dmesg -r text into a record.  A trailing newline is
- * ignored.  A line without a valid "<N>" keeps all of its text and gets
- * user.notice, the priority logger and kmsg give a message that names
- * none; a line without a time gets 0, as in dmesg.  The time is read if
- * '[' is followed by a space or a digit, as dmesg reads it; text that
- * only looks like a time stays text.  KMSG_EINVAL for bad arguments or a
- * time out of range.
+ * Reads "<N>" at the start of a record as dmesg reads it when it uses the
+ * priority: N as strtol() takes it (blanks, a sign, digits), facility
+ * (N & 0x3f8) >> 3 and level N & 7, as glibc's LOG_FAC() and LOG_PRI();
+ * a facility past local7 is none.  Without a number, or with anything but
+ * '>' after it (2.38 then drops that byte and keeps the number; 2.41 fixed
+ * it so), there is no priority and the text starts after the '<'.  Returns
+ * where the text starts.
  */
-int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
-		     int64_t boot_real_ns)
+static const char *read_prio(const char *p, const char *end, unsigned *fac,
+			     unsigned *lev)
+{
+	const char *q = p + 1, *d;
+	int neg = 0;
+	unsigned long v = 0, limit;
+
+	while (q < end && (*q == ' ' || (*q >= '\t' && *q <= '\r')))
+		q++;
+	if (q < end && (*q == '+' || *q == '-'))
+		neg = *q++ == '-';
+	limit = (unsigned long)LONG_MAX + (unsigned long)neg;
+	for (d = q; q < end && *q >= '0' && *q <= '9'; q++) {
+		unsigned digit = (unsigned)(*q - '0');
+
+		if (v > (limit - digit) / 10)
+			return p + 1; /* ERANGE: strtol() fails */
+		v = v * 10 + digit;
+	}
+	if (q == d || q == end || *q != '>')
+		return p + 1;
+	if (neg)
+		v = -v; /* two's complement, as the long it is in dmesg */
+	*fac = (unsigned)(v & 0x3f8) >> 3;
+	*lev = (unsigned)(v & 7);
+	if (*fac >= KMSG_NFACILITIES)
+		*fac = KMSG_PRIO_NONE;
+	return q + 1;
+}
+
+/*
+ * One record of dmesg -r text into a record: see kmsg.h.  dmesg's own
+ * reading is followed where it is a rule, not an accident: without
+ * KMSG_DMESG_SKIP_PRIO the "<N>" is read as read_prio() says; with it,
+ * everything up to the first '>' (or NUL) is dropped, as dmesg does when
+ * it prints no priority, unless the record has neither, where dmesg
+ * would print an empty line for it: the priority reading is used then.
+ * The time is read if '[' is followed by a space or a digit, as dmesg
+ * reads it, its fraction as a decimal fraction ("1.5" is one and a half
+ * seconds: dmesg would read 5 microseconds); text that only looks like a
+ * time stays text, where dmesg drops the '['.
+ */
+int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
+			   size_t len, int64_t boot_real_ns, unsigned flags)
 {
 	const char *p, *end, *q;
-	int fac = 1, lev = 5, range = 0;
+	unsigned fac = KMSG_PRIO_NONE, lev = KMSG_PRIO_NONE;
+	int range = 0;
 	int64_t ns = 0;
 
-	if (rec == NULL || (line == NULL && len))
+	if (rec == NULL || (line == NULL && len) || (flags & ~KMSG_DMESG_SKIP_PRIO))
 		return KMSG_EINVAL;
 	if (len && line[len - 1] == '\n')
 		len--;
 	if (len == 0)
 		return 0;
 	end = line + len;
-	p = line + kmsg_prio_prefix(&fac, &lev, line, len);
+	p = line;
+	if (*p == '<') {
+		q = NULL;
+		if (flags & KMSG_DMESG_SKIP_PRIO) {
+			for (q = p + 1; q < end && *q != '>' && *q != '\0'; q++)
+				;
+			q = q < end ? q + 1 : NULL;
+		}
+		p = q ? q : read_prio(p, end, &fac, &lev);
+	}
 	if (end - p >= 2 && p[0] == '[' &&
 	    (p[1] == ' ' || (p[1] >= '0' && p[1] <= '9'))) {
 		q = parse_time(p + 1, end, &ns, &range);
@@ -1166,11 +1231,17 @@ int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
 		return KMSG_EINVAL;
 
 	memset(rec, 0, sizeof(*rec));
-	rec->facility = (unsigned)fac;
-	rec->level = (unsigned)lev;
+	rec->facility = fac;
+	rec->level = lev;
 	rec->boot_ns = ns;
 	rec->real_ns = boot_real_ns + ns;
 	rec->text = p;
 	rec->text_len = (size_t)(end - p);
 	return 1;
+}
+
+int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
+		     int64_t boot_real_ns)
+{
+	return kmsg_dmesg_parse_flags(rec, line, len, boot_real_ns, 0);
 }

@@ -3,7 +3,10 @@
  * in order; it stays consistent while another process appends, and when
  * writers overtake it (restarted on a file, refused on a pipe); wrapped
  * and empty logs; damaged, cut-short and foreign files are refused with
- * the right code; a large log is dumped in a few MiB of memory.
+ * the right code; a large log is dumped in a few MiB of memory; a dump
+ * or a log's bytes arriving on a pipe open, with the bytes a caller took
+ * to look at them, and a header claiming more than arrives is refused
+ * without allocating or waiting for it.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -23,6 +26,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "crc32c.h"
 #include "internal.h"
 #include "testutil.h"
 
@@ -475,12 +479,13 @@ Test(dump, damaged_log_dumps_what_is_readable)
 	kmsg_log_close(log);
 }
 
-struct feeder { const char *path; const void *p; size_t n; };
+/* What a thread writes: to the FIFO at path, or to fd if path is NULL. */
+struct feeder { const char *path; const void *p; size_t n; int fd; };
 
 static void *feed_fifo(void *arg)
 {
 	struct feeder *f = arg;
-	int fd = open(f->path, O_WRONLY | O_CLOEXEC);
+	int fd = f->path ? open(f->path, O_WRONLY | O_CLOEXEC) : f->fd;
 	const char *p = f->p;
 	size_t n = f->n;
 	while (fd >= 0 && n > 0) {
@@ -498,7 +503,7 @@ static void *feed_fifo(void *arg)
 /* kmsg_dump_open() on a FIFO (no size to check first) with contents p. */
 static int open_through_fifo(struct kmsg_log **d, const void *p, size_t n)
 {
-	struct feeder f = { NULL, p, n };
+	struct feeder f = { NULL, p, n, -1 };
 	pthread_t t;
 	int r;
 
@@ -514,20 +519,26 @@ static int open_through_fifo(struct kmsg_log **d, const void *p, size_t n)
 	return r;
 }
 
+/* count records appended to a new log "a.log", dumped to "a.gz", read back. */
+static unsigned char *new_dump(struct kmsg_log **log, uint64_t count, size_t *n)
+{
+	*log = tu_create("a.log", 65536, 0);
+	signal(SIGPIPE, SIG_IGN);
+	append_n(*log, count, 100);
+	cr_assert_eq(dump_to("a.gz", *log, NULL, -1), 0);
+	return read_file("a.gz", n);
+}
+
 /*
  * Through a pipe the gzip trailer cannot be read first: a content longer
  * than its header claims is cut off at the claim and refused.
  */
 Test(dump, read_from_a_fifo_and_bomb_refused)
 {
-	struct kmsg_log *log = tu_create("a.log", 65536, 0), *d = NULL;
-	unsigned char *p;
+	struct kmsg_log *log, *d = NULL;
 	size_t n;
+	unsigned char *p = new_dump(&log, 500, &n);
 
-	signal(SIGPIPE, SIG_IGN);
-	append_n(log, 500, 100);
-	cr_assert_eq(dump_to("a.gz", log, NULL, -1), 0);
-	p = read_file("a.gz", &n);
 	cr_assert_eq(open_through_fifo(&d, p, n), 0);
 	expect_same_records(log, d);
 	kmsg_log_close(d);
@@ -553,6 +564,124 @@ Test(dump, read_from_a_fifo_and_bomb_refused)
 	cr_assert_lt(tu_now_ns(CLOCK_MONOTONIC) - t0, INT64_C(300000000),
 		     "it stopped at the claimed size");
 	free(p);
+	kmsg_log_close(log);
+}
+
+/* ---- from a descriptor ---------------------------------------------------- */
+
+/*
+ * kmsg_dump_open_fd() on a pipe carrying p, the first `taken` bytes read
+ * from it first, as a tool does to see what arrives.
+ */
+static int open_fd_through_pipe(struct kmsg_log **d, const unsigned char *p,
+				size_t n, size_t taken)
+{
+	struct feeder f = { NULL, p, n, -1 };
+	unsigned char head[64];
+	pthread_t t;
+	int fds[2], r;
+	size_t got = 0;
+
+	cr_assert_leq(taken, sizeof(head));
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	f.fd = fds[1];
+	pthread_create(&t, NULL, feed_fifo, &f);
+	while (got < taken) {
+		ssize_t k = read(fds[0], head + got, taken - got);
+		cr_assert_gt(k, 0);
+		got += (size_t)k;
+	}
+	r = kmsg_dump_open_fd(d, fds[0], head, taken);
+	close(fds[0]);  /* a feeder still writing gets EPIPE */
+	pthread_join(t, NULL);
+	return r;
+}
+
+Test(dump, open_fd_with_the_bytes_already_read)
+{
+	struct kmsg_log *log, *d = NULL;
+	size_t n;
+	unsigned char *p = new_dump(&log, 300, &n);
+
+	for (size_t taken = 0; taken <= 40; taken += 20) {
+		cr_assert_eq(open_fd_through_pipe(&d, p, n, taken), 0);
+		expect_same_records(log, d);
+		kmsg_log_close(d);
+	}
+	free(p);
+
+	/* the log file's own bytes (cat LOG |) are copied as they come */
+	p = read_file("a.log", &n);
+	cr_assert_eq(open_fd_through_pipe(&d, p, n, 8), 0);
+	expect_same_records(log, d);
+	kmsg_log_close(d);
+	/* cut short: refused, not opened as a log with a hole */
+	d = NULL;
+	cr_assert_eq(open_fd_through_pipe(&d, p, n - 4096, 8), KMSG_ECORRUPT);
+	cr_assert_null(d);
+	/* neither gzip nor a log */
+	cr_assert_eq(open_fd_through_pipe(&d, (const unsigned char *)"hello\n", 6, 2),
+		     KMSG_ENOTLOG);
+	cr_assert_eq(kmsg_dump_open_fd(&d, -1, NULL, 0), KMSG_EINVAL);
+	cr_assert_eq(kmsg_dump_open_fd(&d, 0, NULL, 3), KMSG_EINVAL);
+	free(p);
+	kmsg_log_close(log);
+}
+
+static long max_rss_kib(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/*
+ * A header that claims 64 TiB and a few bytes after it: refused once the
+ * input shows it is short, with no memory taken for the claim; a gzip
+ * stream that ends short is refused at its end, while the pipe is still
+ * open, not when the writer goes away.
+ */
+Test(dump, a_header_claiming_more_than_arrives)
+{
+	struct kmsg_log *log = tu_create("a.log", 65536, 0), *d = NULL;
+	static unsigned char raw[HDR_SIZE + (1u << 20)];
+	unsigned char gz[8192];
+	struct kmsg_hdr h;
+	z_stream z;
+	long rss0 = max_rss_kib();
+	int64_t t0;
+	int fds[2];
+
+	signal(SIGPIPE, SIG_IGN);
+	memcpy(&h, log->hdr, HDR_SIZE);
+	h.file_size = KMSG_MAX_SIZE;
+	h.header_crc = crc32c_extend(0, &h, HDR_CRC_OFF);
+	memcpy(raw, &h, HDR_SIZE);
+	memset(raw + HDR_SIZE, 'x', sizeof(raw) - HDR_SIZE);
+
+	t0 = tu_now_ns(CLOCK_MONOTONIC);
+	cr_assert_eq(open_fd_through_pipe(&d, raw, sizeof(raw), 8), KMSG_ECORRUPT);
+	cr_assert_null(d);
+
+	memset(&z, 0, sizeof(z));
+	cr_assert_eq(deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	z.next_in = raw;
+	z.avail_in = HDR_SIZE + 4096;
+	z.next_out = gz;
+	z.avail_out = sizeof(gz);
+	cr_assert_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	cr_assert_eq(write(fds[1], gz, sizeof(gz) - z.avail_out),
+		     (ssize_t)(sizeof(gz) - z.avail_out));
+	deflateEnd(&z);
+	/* the write end stays open: an answer now is one that did not wait */
+	cr_assert_eq(kmsg_dump_open_fd(&d, fds[0], NULL, 0), KMSG_ECORRUPT);
+	close(fds[0]);
+	close(fds[1]);
+	cr_assert_lt(tu_now_ns(CLOCK_MONOTONIC) - t0, INT64_C(2000000000));
+	cr_assert_lt(max_rss_kib() - rss0, 32 * 1024, "memory grew by %ld KiB",
+		     max_rss_kib() - rss0);
 	kmsg_log_close(log);
 }
 

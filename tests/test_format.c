@@ -474,6 +474,17 @@ static void gen_no_prefix(struct buf *in, int64_t boot_sec)
 		     "<6>[    2.000000] next\n");
 }
 
+/* A boot log starts at 0; a second record at 0 later on, too. */
+static void gen_boot(struct buf *in, int64_t boot_sec)
+{
+	(void)boot_sec;
+	buf_addf(in, "<6>[    0.000000] Linux version 6.1.0\n"
+		     "<6>[    0.512345] Command line: quiet\n"
+		     "<6>[    1.000000] third\n"
+		     "<6>[    0.000000] back at boot\n"
+		     "<6>[    2.250000] after it\n");
+}
+
 Test(format, oracle_line_without_priority)
 {
 	static const struct variant v[] = {
@@ -797,10 +808,25 @@ Test(format, delta_after_a_record_at_time_zero)
 	char *got = fmt_all(KMSG_OUT_SHORT, KMSG_TIME_MONO, KMSG_FMT_SHOWDELTA,
 			    r, 3);
 
+	/* as in dmesg: a previous time of 0 is no previous record */
 	cr_assert_str_eq(got, "[    0.000000 <    0.000000>] a\n"
-			      "[    1.500000 <    1.500000>] b\n"
+			      "[    1.500000 <    0.000000>] b\n"
 			      "[    1.400000 <   -0.100000>] c\n");
 	free(got);
+}
+
+Test(format, oracle_delta_after_a_record_at_time_zero)
+{
+	static const struct variant v[] = {
+		{ "-d", KMSG_OUT_SHORT, KMSG_TIME_MONO, KMSG_FMT_SHOWDELTA },
+		{ "-t -d", KMSG_OUT_SHORT, KMSG_TIME_NOTIME, KMSG_FMT_SHOWDELTA },
+		{ "-e -d", KMSG_OUT_SHORT, KMSG_TIME_DELTA, 0 },
+		{ "-x -d", KMSG_OUT_SHORT, KMSG_TIME_MONO,
+		  KMSG_FMT_SHOWDELTA | KMSG_FMT_DECODE },
+	};
+
+	need_dmesg();
+	oracle_all(gen_boot, v, NVAR(v), "UTC");
 }
 
 Test(format, decode_names_every_facility)
@@ -952,8 +978,9 @@ Test(format, many_newlines_are_each_indented)
 	r.text = text;
 	r.text_len = sizeof(text);
 	got = fmt_one(KMSG_OUT_SHORT, KMSG_TIME_MONO, KMSG_FMT_DECODE, &r);
-	/* 30 columns of prefix; every newline but the last is followed by 30 spaces */
-	cr_assert_eq(strlen(got), 30 + 999 * 31 + 1 + 1);
+	/* 30 columns of prefix; every newline is followed by 30 spaces, the
+	 * last one too, as in dmesg */
+	cr_assert_eq(strlen(got), 30 + 1000 * 31 + 1);
 	cr_assert_eq(strncmp(got + 30, "\n                              \n", 32), 0);
 	for (i = 0; i < 1000; i++)
 		cr_assert_eq(got[30 + 31 * i], '\n');
@@ -1318,10 +1345,10 @@ Test(format, parse_optional_parts)
 	cr_assert_eq(r.real_ns, 7 * NS);
 	assert_text(&r, "no time");
 
-	/* no priority: user.notice, the default of logger and of kmsg */
+	/* no priority at all, as in dmesg */
 	r = parse_ok("[    2.000000] plain dmesg", 0);
-	cr_assert_eq(r.facility, 1);
-	cr_assert_eq(r.level, 5);
+	cr_assert_eq(r.facility, KMSG_PRIO_NONE);
+	cr_assert_eq(r.level, KMSG_PRIO_NONE);
 	cr_assert_eq(r.boot_ns, 2 * NS);
 	assert_text(&r, "plain dmesg");
 
@@ -1338,23 +1365,130 @@ Test(format, parse_optional_parts)
 	assert_text(&r, " two spaces");
 }
 
-Test(format, parse_keeps_what_only_looks_like_a_prefix)
+static struct kmsg_record parse_flags_ok(const char *line, unsigned flags)
+{
+	struct kmsg_record r;
+	int rc = kmsg_dmesg_parse_flags(&r, line, strlen(line), 0, flags);
+
+	cr_assert_eq(rc, 1, "\"%s\": %d", line, rc);
+	return r;
+}
+
+/* What dmesg 2.38 reads in a prefix when it prints or filters on it. */
+Test(format, parse_reads_bad_prefixes_as_dmesg)
+{
+	static const struct {
+		const char *line;
+		unsigned fac, lev;
+		const char *text;
+	} c[] = {
+		/* facility beyond local7: none; the level stays (colours) */
+		{ "<200>[    1.000000] x", KMSG_PRIO_NONE, 0, "x" },
+		{ "<201>[    1.000000] x", KMSG_PRIO_NONE, 1, "x" },
+		{ "<-1>[    1.000000] x", KMSG_PRIO_NONE, 7, "x" },
+		/* glibc's LOG_FAC() masks the number */
+		{ "<1030>[    1.000000] x", 0, 6, "x" },
+		{ "< 6>[    1.000000] x", 0, 6, "x" },
+		{ "<+14>[    1.000000] x", 1, 6, "x" },
+		/* no number: no priority, the text after the '<' */
+		{ "<>[    1.000000] x", KMSG_PRIO_NONE, KMSG_PRIO_NONE,
+		  ">[    1.000000] x" },
+		{ "<abc> x", KMSG_PRIO_NONE, KMSG_PRIO_NONE, "abc> x" },
+		{ "<99999999999999999999>[    1.000000] x", KMSG_PRIO_NONE,
+		  KMSG_PRIO_NONE, "99999999999999999999>[    1.000000] x" },
+		/* no '>' after the number: as dmesg 2.41 */
+		{ "<6 >[    1.000000] x", KMSG_PRIO_NONE, KMSG_PRIO_NONE,
+		  "6 >[    1.000000] x" },
+		{ "<6[    1.000000] x", KMSG_PRIO_NONE, KMSG_PRIO_NONE,
+		  "6[    1.000000] x" },
+		/* what only looks like a time stays text */
+		{ "<6>[abc] x", 0, 6, "[abc] x" },
+		{ "<6>[12.] x", 0, 6, "[12.] x" },
+		{ "<6>[ 1.5 x", 0, 6, "[ 1.5 x" },
+		{ "<6>[-1.0] x", 0, 6, "[-1.0] x" },
+	};
+	struct kmsg_record r;
+	size_t i;
+
+	for (i = 0; i < NVAR(c); i++) {
+		r = parse_flags_ok(c[i].line, 0);
+		cr_assert_eq(r.facility, c[i].fac, "%s: facility %u", c[i].line,
+			     r.facility);
+		cr_assert_eq(r.level, c[i].lev, "%s: level %u", c[i].line, r.level);
+		assert_text(&r, c[i].text);
+	}
+}
+
+/* Without -x, -l, -f, colour or JSON dmesg drops "<...>" unread. */
+Test(format, parse_skip_prio_drops_the_prefix_unread)
 {
 	struct kmsg_record r;
 
-	r = parse_ok("<192>[    1.000000] x", 0);
-	cr_assert_eq(r.boot_ns, 0);
-	assert_text(&r, "<192>[    1.000000] x");
-	r = parse_ok("<abc> x", 0);
-	assert_text(&r, "<abc> x");
-	r = parse_ok("<6>[abc] x", 0);
-	assert_text(&r, "[abc] x");
-	r = parse_ok("<6>[12.] x", 0);
-	assert_text(&r, "[12.] x");
-	r = parse_ok("<6>[ 1.5 x", 0);
-	assert_text(&r, "[ 1.5 x");
-	r = parse_ok("<6>[-1.0] x", 0);
-	assert_text(&r, "[-1.0] x");
+	r = parse_flags_ok("<>[    4.000000] x", KMSG_DMESG_SKIP_PRIO);
+	cr_assert_eq(r.boot_ns, 4 * NS);
+	assert_text(&r, "x");
+	r = parse_flags_ok("<6 >[    4.000000] x", KMSG_DMESG_SKIP_PRIO);
+	cr_assert_eq(r.boot_ns, 4 * NS);
+	assert_text(&r, "x");
+	cr_assert_eq(r.facility, KMSG_PRIO_NONE);
+	r = parse_flags_ok("<6>[    4.000000] x", KMSG_DMESG_SKIP_PRIO);
+	assert_text(&r, "x");
+	/* a NUL ends the prefix too */
+	cr_assert_eq(kmsg_dmesg_parse_flags(&r, "<6\0>x", 5, 0,
+					    KMSG_DMESG_SKIP_PRIO), 1);
+	assert_text(&r, ">x");
+	/* no '>' at all: dmesg prints an empty line; the text is kept */
+	r = parse_flags_ok("<6[    5.000000] x", KMSG_DMESG_SKIP_PRIO);
+	assert_text(&r, "6[    5.000000] x");
+	cr_assert_eq(kmsg_dmesg_parse_flags(&r, "x", 1, 0, 1u << 7), KMSG_EINVAL);
+}
+
+/* Records without a priority: no decoding, no <N>, no "pri". */
+Test(format, records_without_priority)
+{
+	struct kmsg_record r = mkrec(KMSG_PRIO_NONE, KMSG_PRIO_NONE, NS, 0, "x");
+	struct kmsg_record a = mkrec(KMSG_PRIO_NONE, 1, NS, 0, "x");
+
+	ASSERT_FMT("[    1.000000] x\n", KMSG_OUT_SHORT, KMSG_TIME_MONO,
+		   KMSG_FMT_DECODE, &r);
+	ASSERT_FMT("[    1.000000] x\n", KMSG_OUT_SHORT, KMSG_TIME_RAW, 0, &r);
+	ASSERT_FMT("13,0,1000000,-;x\n", KMSG_OUT_KMSG, KMSG_TIME_MONO, 0, &r);
+	/* dmesg colours by the level alone */
+	ASSERT_FMT("\033[32m[    1.000000] \033[0m\033[7m\033[31mx\033[0m\n",
+		   KMSG_OUT_SHORT, KMSG_TIME_MONO, KMSG_FMT_COLOR, &a);
+}
+
+/* A terminal whose charset is not UTF-8 gets every byte >= 0x80 escaped. */
+Test(format, ascii_escapes_every_byte_from_0x80)
+{
+	struct kmsg_record r = mkrec(0, 6, NS, 0, "caf\xc3\xa9 \xe4\xb8\xad\x7f\tx");
+
+	ASSERT_FMT("[    1.000000] caf\\xc3\\xa9 \\xe4\\xb8\\xad\\x7f\tx\n",
+		   KMSG_OUT_SHORT, KMSG_TIME_MONO, KMSG_FMT_ASCII, &r);
+	ASSERT_FMT("[    1.000000] caf\xc3\xa9 \xe4\xb8\xad\\x7f\tx\n",
+		   KMSG_OUT_SHORT, KMSG_TIME_MONO, 0, &r);
+	/* --noescape wins; JSON stays UTF-8 */
+	ASSERT_FMT("[    1.000000] caf\xc3\xa9 \xe4\xb8\xad\x7f\tx\n",
+		   KMSG_OUT_SHORT, KMSG_TIME_MONO,
+		   KMSG_FMT_ASCII | KMSG_FMT_NOESCAPE, &r);
+	r.text = "\xc3\xa9";
+	r.text_len = 2;
+	ASSERT_FMT("{\n   \"dmesg\": [\n      {\n         \"pri\": 6,\n"
+		   "         \"time\":     1.000000,\n         \"msg\": \"\xc3\xa9\"\n"
+		   "      }\n   ]\n}\n",
+		   KMSG_OUT_JSON, KMSG_TIME_MONO, KMSG_FMT_ASCII, &r);
+}
+
+Test(format, blank_lines_after_a_record_keep_the_indent)
+{
+	struct kmsg_record r = mkrec(0, 6, NS, 0, "x\n\n");
+
+	ASSERT_FMT("[    1.000000] x\n               \n               \n",
+		   KMSG_OUT_SHORT, KMSG_TIME_MONO, 0, &r);
+	r.text = "x\n\0y";
+	r.text_len = 4;
+	ASSERT_FMT("[    1.000000] x\n\\x00y\n", KMSG_OUT_SHORT, KMSG_TIME_MONO,
+		   0, &r);
 }
 
 Test(format, parse_fractions_as_decimals)

@@ -358,6 +358,9 @@ enum {
 	KMSG_FMT_COLOR    = 1 << 2, /* dmesg's colours */
 	KMSG_FMT_NOESCAPE = 1 << 3, /* pass text bytes through unescaped */
 	KMSG_FMT_FIELDS   = 1 << 4, /* short output: fields on lines below */
+	KMSG_FMT_ASCII    = 1 << 5, /* short output: every byte >= 0x80 as \xNN,
+	                               for a terminal whose charset is not
+	                               UTF-8 (JSON stays UTF-8) */
 };
 
 #define KMSG_FMT_OPTS_VERSION 1
@@ -383,7 +386,8 @@ void kmsg_fmt_free(struct kmsg_fmt *f);
  * Times are taken from the record: boot_ns for since-boot times and deltas,
  * real_ns for reltime, ctime and iso (local time zone, as localtime(3)).
  * KMSG_FMT_SHOWDELTA applies to MONO, NOTIME and CTIME (dmesg -T -d) and
- * is ignored by RELTIME, ISO and RAW; RAW ignores DECODE; the /dev/kmsg
+ * is ignored by RELTIME, ISO and RAW; RAW ignores DECODE; deltas are 0
+ * after a record at since-boot time 0, as in dmesg; the /dev/kmsg
  * output ignores the time format and NOESCAPE.  Non-printable bytes and
  * invalid UTF-8 are written as \xNN unless KMSG_FMT_NOESCAPE.  JSON always
  * uses since-boot time, as dmesg does; its first call also emits the
@@ -395,17 +399,34 @@ int kmsg_fmt_record(const char **out, struct kmsg_fmt *f,
 int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
 
 /*
- * Parses one line of dmesg raw text ("<N>[ seconds.fraction] text", as
- * dmesg -r prints; the "<N>" and the time are each optional: without them
- * the record is user.notice at time 0; the fraction is a decimal fraction)
- * into *rec, whose text points into line.  boot_ns is the time given,
- * real_ns is boot_real_ns + boot_ns: pass the machine's boot time as
- * dmesg -F computes it (whole seconds; see format.c) to match its output.
- * Returns 1 for a record, 0 for a line that holds none (empty), or
- * KMSG_EINVAL.
+ * Parses one record of dmesg raw text ("<N>[ seconds.fraction] text", as
+ * dmesg -r prints; the "<N>" and the time are each optional; the fraction
+ * is a decimal fraction) into *rec, whose text points into line.  The
+ * "<N>" is read as dmesg reads it: N's facility beyond local7, or no
+ * valid "<N>" at all, leaves the record's facility (and without a number,
+ * its level) KMSG_PRIO_NONE; the renderer then prints no priority for it
+ * and dmesg's level and facility filters leave it out.  A record without
+ * a time is at time 0.  boot_ns is the time given, real_ns is
+ * boot_real_ns + boot_ns: pass the machine's boot time as dmesg -F
+ * computes it (whole seconds; see format.c) to match its output.  Returns
+ * 1 for a record, 0 for a line that holds none (empty), or KMSG_EINVAL.
  */
 int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
 		     int64_t boot_real_ns);
+
+#define KMSG_PRIO_NONE 0xffu /* facility or level of text that named none */
+
+/* Flags of kmsg_dmesg_parse_flags(). */
+enum {
+	KMSG_DMESG_SKIP_PRIO = 1 << 0, /* drop "<...>" unread, as dmesg does
+	                                  when it prints no priority: no -x,
+	                                  -r, colour, JSON or level/facility
+	                                  filter (priority then NONE) */
+};
+
+/* kmsg_dmesg_parse() with flags; 0 is kmsg_dmesg_parse(). */
+int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
+			   size_t len, int64_t boot_real_ns, unsigned flags);
 
 /* ------------------------------------------------------------------ */
 /* Dumps: compressed snapshots readable offline                        */
@@ -433,6 +454,22 @@ int kmsg_dump_write(uint64_t *records, struct kmsg_log *log, int fd, int level);
  * KMSG_ENOTLOG; one that is damaged or holds no log KMSG_ECORRUPT.
  */
 int kmsg_dump_open(struct kmsg_log **out, const char *path);
+
+/*
+ * kmsg_dump_open() for what arrives on fd (a pipe, a socket, a FIFO or a
+ * file, from its current offset): a dump, or the bytes of a log file
+ * itself (cat LOG |), which cannot be mapped where it arrives and is
+ * copied into memory as it comes, up to the size its header claims; no
+ * byte after that is read.  head holds the head_len bytes the caller has
+ * already read from fd to see what it is (NULL if none): they are taken
+ * as the first bytes of the input.  Memory grows only as the input
+ * arrives (zero pages take none) and never past what the header claims;
+ * input that ends before the header's claim is refused with KMSG_ECORRUPT
+ * when it ends, without waiting for or allocating the claimed size.  fd
+ * is left open.  Input that is neither gives KMSG_ENOTLOG.
+ */
+int kmsg_dump_open_fd(struct kmsg_log **out, int fd, const void *head,
+		      size_t head_len);
 
 #pragma GCC visibility pop
 

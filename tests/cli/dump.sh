@@ -83,6 +83,18 @@ expect_grep "^kmsg: $T/nonexistent: no such log" "$T/err"
 [ -e "$T/x.gz" ] && fail "a failed dump left its output"
 expect_eq "" "$(ls "$T" | grep part)" "temporary files"
 
+case_ "a dump through a pipe reads back (kmsg read -F -, kmsg stat -F -)"
+"$KMSG" dump -F "$L" | "$KMSG" read -F - -r >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+expect_eq "201" "$("$KMSG" dump -F "$L" | "$KMSG" stat -F - | sed -n 's/^records: *//p')"
+
+case_ "a log on standard input is dumped"
+# shellcheck disable=SC2002 # a pipe, not a file, on purpose
+cat "$L" | "$KMSG" dump -F - | "$KMSG" read -F - -r >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+expect_status 1 "$KMSG" dump -F /dev/zero -o "$T/x.gz"
+expect_grep "^kmsg: /dev/zero: holds only NUL bytes; --file takes a kmsg log" "$T/err"
+
 case_ "a dump is not dumped again"
 expect_status 1 "$KMSG" dump -F "$T/a.gz" -o "$T/x.gz"
 expect_grep "already a kmsg dump" "$T/err"

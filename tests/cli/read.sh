@@ -26,14 +26,16 @@ wait_for() {
 # same_as_dmesg FILE TZ ARGS...: kmsg read -F FILE ARGS prints exactly what
 # dmesg -F FILE ARGS prints.  Both compute the boot time in whole seconds
 # when they start; a second boundary crossed in between means a retry.
+# The locale is C.UTF-8 unless LOCALE_ENV says otherwise ("LC_ALL=C", or
+# "" for no locale variable at all).
 same_as_dmesg() {
-	local file=$1 tz=$2 _
+	local file=$1 tz=$2 loc=${LOCALE_ENV-LC_ALL=C.UTF-8} _
 	shift 2
-	case_ "dmesg $* (TZ=$tz)"
+	case_ "dmesg $* (TZ=$tz${loc:+ $loc} $(basename "$file"))"
 	for _ in 1 2 3; do
-		env -i PATH=/usr/bin:/bin HOME="$T" LC_ALL=C.UTF-8 TZ="$tz" \
+		env -i PATH=/usr/bin:/bin HOME="$T" $loc TZ="$tz" \
 			"$DMESG" -F "$file" "$@" >"$T/want" 2>/dev/null
-		env -i PATH=/usr/bin:/bin HOME="$T" LC_ALL=C.UTF-8 TZ="$tz" \
+		env -i PATH=/usr/bin:/bin HOME="$T" $loc TZ="$tz" \
 			"$KMSG" read -F "$file" "$@" >"$T/got" 2>"$T/got.err"
 		cmp -s "$T/want" "$T/got" && break
 	done
@@ -104,6 +106,66 @@ if [ $have_dmesg = 1 ]; then
 	same_as_dmesg "$T/large.txt" UTC -r
 	same_as_dmesg "$T/large.txt" UTC -x -d
 
+	# A boot log starts at 0: the delta after it is 0, as dmesg counts it
+	printf '%b' '<6>[    0.000000] Linux version 6.1.0\n' \
+		'<6>[    0.512345] Command line: quiet\n' \
+		'<6>[    1.000000] third\n' '<6>[    0.000000] back at 0\n' \
+		'<6>[    2.250000] after it\n' >"$T/zero.txt"
+	for args in -d "-t -d" "-e -d" "-x -d" "-T -d" "--time-format delta" \
+		"--color=always -d"; do
+		# shellcheck disable=SC2086
+		same_as_dmesg "$T/zero.txt" UTC $args
+	done
+
+	# Lines without <N>: at the start of a file they are records of their
+	# own, with no priority: not decoded, and left out by -l, -f, -k, -u
+	printf '%b' '[    1.000000] no priority first\n' 'second line of it\n' \
+		'<6>[    2.000000] kern info\n' '<13>[    3.000000] user notice\n' \
+		>"$T/noprio.txt"
+	printf '%b' 'plain text first\n' '<5>[    3.000000] notice\n' \
+		'<14>[    4.000000] user info\n' >"$T/noprio2.txt"
+	for f in noprio.txt noprio2.txt; do
+		for args in "" -x -t "-x -t" -d -e "-l notice" "-l info" "-f user" \
+			"-f kern" -u -k -r "--color=always" "-x -d"; do
+			# shellcheck disable=SC2086
+			same_as_dmesg "$T/$f" UTC $args
+		done
+	done
+
+	# Prefixes that are no valid <N>, read as dmesg reads them both when it
+	# uses the priority (-x, -l, -f, colour) and when it does not
+	printf '%b' '<6>[    1.000000] valid\n' '<200>[    2.000000] two hundred\n' \
+		'<201>[    2.500000] alert level, no facility\n' \
+		'<-1>[    3.000000] minus one\n' '<>[    4.000000] empty\n' \
+		'< 6>[    6.000000] space before\n' '<abc>[    8.000000] letters\n' \
+		'<99999999999999999999>[    9.000000] huge\n' \
+		'<1030>[   10.000000] masked to kern.info\n' \
+		'<+3>[   11.000000] plus sign\n' '<0>[   12.000000] emerg\n' \
+		'<13>[   12.500000] user\n' '<6>[   13.000000] last\n' >"$T/prefix.txt"
+	for args in "" -x -t "-x -t" -d "-l info" "-l emerg" "-l alert,err" -k -u \
+		"-f kern" "--color=always" "--color=always -x" -r -e; do
+		# shellcheck disable=SC2086
+		same_as_dmesg "$T/prefix.txt" UTC $args
+	done
+
+	# Blank lines after a record keep the indent
+	printf '%b' '<6>[    1.000000] x\n\n\n<6>[    2.000000] y\n \n\t\n' \
+		'<4>[    3.000000] z\n\n' >"$T/blank.txt"
+	for args in "" -x -t -d "-t -d" -e "--color=always"; do
+		# shellcheck disable=SC2086
+		same_as_dmesg "$T/blank.txt" UTC $args
+	done
+
+	# Outside a UTF-8 locale every byte from 0x80 up is escaped, as dmesg
+	# does; --noescape passes them
+	for loc in LC_ALL=C LC_ALL=POSIX LANG=C ""; do
+		for args in "" -x -r -t "--color=always" "-l info" --noescape \
+			"-r --noescape"; do
+			# shellcheck disable=SC2086
+			LOCALE_ENV=$loc same_as_dmesg "$T/basic.txt" UTC $args
+		done
+	done
+
 	# util-linux 2.39's ranges, against 2.38 given the same levels as a list
 	case_ "-l err+ is err and more severe"
 	"$KMSG" read -F "$T/basic.txt" -l err+ >"$T/got"
@@ -160,6 +222,22 @@ case_ "--noescape passes them"
 printf '[    1.000000] a\rb \342\200\256x\n' >"$T/want"
 expect_file_eq "$T/want" "$T/got"
 
+case_ "a prefix with no '>' after its number is text (dmesg 2.41)"
+printf '<6 >[    7.000000] x\n<6[    5.000000] y\n' >"$T/noclose.txt"
+"$KMSG" read -F "$T/noclose.txt" -x >"$T/got"
+printf '[    0.000000] 6 >[    7.000000] x\n[    0.000000] 6[    5.000000] y\n' >"$T/want"
+expect_file_eq "$T/want" "$T/got"
+case_ "a prefix with no '>' at all keeps its text"
+"$KMSG" read -F "$T/noclose.txt" -t >"$T/got"
+printf 'x\n6[    5.000000] y\n' >"$T/want"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "JSON of text without a priority has no \"pri\""
+printf '%b' 'plain text first\n' '<5>[    3.000000] notice\n' >"$T/noprio2.txt"
+"$KMSG" read -F "$T/noprio2.txt" -J >"$T/got"
+printf '{\n   "dmesg": [\n      {\n         "time":     0.000000,\n         "msg": "plain text first"\n      },{\n         "pri": 5,\n         "time":     3.000000,\n         "msg": "notice"\n      }\n   ]\n}\n' >"$T/want"
+expect_file_eq "$T/want" "$T/got"
+
 case_ "dmesg text from a pipe"
 "$KMSG" read -F "$T/basic.txt" -x >"$T/want"
 "$KMSG" read -F /dev/stdin -x <"$T/basic.txt" >"$T/got"
@@ -167,6 +245,116 @@ expect_file_eq "$T/want" "$T/got"
 # shellcheck disable=SC2002 # a pipe, not a file, on purpose
 cat "$T/basic.txt" | "$KMSG" read -F /dev/stdin -x >"$T/got"
 expect_file_eq "$T/want" "$T/got"
+
+# ---------------------------------------------------------------------------
+# What --file refuses, and the bounds on what it reads
+
+# peak_kib CMD...: runs CMD (output to $T/out, $T/err), prints its peak
+# resident memory in KiB, or nothing without GNU time
+peak_kib() {
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f %M -o "$T/peak" "$@" >"$T/out" 2>"$T/err"
+		tail -1 "$T/peak"
+	else
+		"$@" >"$T/out" 2>"$T/err"
+	fi
+}
+# small_enough KIB LIMIT: KIB (from peak_kib) is below LIMIT KiB
+small_enough() {
+	if [ -z "$1" ]; then ok; elif [ "$1" -lt "$2" ]; then ok; else
+		fail "peak memory $1 KiB, over $2 KiB"; fi
+}
+
+case_ "/dev/zero is refused at once, in bounded memory"
+start=$(date +%s%N)
+kib=$(peak_kib timeout 10 "$KMSG" read -F /dev/zero)
+expect_eq "kmsg: /dev/zero: holds only NUL bytes; --file takes a kmsg log, a kmsg dump or dmesg text" "$(cat "$T/err")"
+expect_eq "" "$(cat "$T/out")" "output"
+small_enough "$kib" 65536
+expect_eq 1 "$(( ($(date +%s%N) - start) / 1000000 < 5000 ))" "done within 5 s"
+expect_status 1 timeout 10 "$KMSG" read -F /dev/zero
+
+case_ "a 200 MB file of NULs is refused"
+truncate -s 200M "$T/zeros"
+expect_status 1 "$KMSG" read -F "$T/zeros"
+expect_grep "zeros: holds only NUL bytes; --file takes a kmsg log, a kmsg dump or dmesg text" "$T/err"
+expect_eq "" "$(cat "$T/out")" "output"
+
+case_ "an executable is refused"
+expect_status 1 "$KMSG" read -F "$KMSG"
+expect_grep ": is an ELF binary; --file takes" "$T/err"
+expect_eq "" "$(cat "$T/out")" "output"
+
+case_ "random bytes are refused, from a file and from a pipe"
+head -c 65536 /dev/urandom >"$T/random"
+expect_status 1 "$KMSG" read -F "$T/random"
+expect_grep "random: is binary data; --file takes" "$T/err"
+expect_status 1 sh -c '"$0" read -F - <"$1"' "$KMSG" "$T/random"
+expect_grep "^kmsg: standard input: is binary data; --file takes" "$T/err"
+expect_eq "" "$(cat "$T/out")" "output"
+
+case_ "compressed text says so"
+gzip -c "$T/basic.txt" >"$T/basic.txt.gz"
+if command -v xz >/dev/null; then
+	xz -c "$T/basic.txt" >"$T/basic.txt.xz"
+	expect_status 1 "$KMSG" read -F "$T/basic.txt.xz"
+	expect_grep "is xz-compressed (decompress it first)" "$T/err"
+fi
+
+case_ "text with a NUL and control bytes in a message is still text"
+"$KMSG" read -F "$T/basic.txt" >"$T/want"
+expect_grep 'nul \\x00 mid, bell \\x07' "$T/want"
+"$KMSG" read -F - <"$T/basic.txt" >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "text that turns binary stops there, after what came before"
+# the first 4 KiB block is text, the one with the zeros in it is not
+{ cat "$T/basic.txt" "$T/basic.txt" "$T/basic.txt" "$T/basic.txt"
+  head -c 100000 /dev/zero; } >"$T/then-zeros"
+expect_status 1 "$KMSG" read -F "$T/then-zeros"
+expect_grep "then-zeros: is binary data from byte 4096 on, not dmesg text: stopped there" "$T/err"
+expect_grep "after an empty message" "$T/out"
+expect_status 1 sh -c 'cat "$1" /dev/zero | timeout 10 "$0" read -F -' "$KMSG" "$T/then-zeros"
+expect_grep "standard input: .* from byte 4096 on, not dmesg text: stopped there" "$T/err"
+
+case_ "a record longer than 4 MiB is cut short, with a word on stderr"
+{ printf '<6>[    1.000000] '; head -c $((64 << 20)) /dev/zero | tr '\0' x
+  printf '\n<6>[    2.000000] after the long one\n'; } >"$T/huge.txt"
+kib=$(peak_kib "$KMSG" read -F "$T/huge.txt")
+expect_eq "kmsg: $T/huge.txt: the record at byte 0 has more than 4 MiB: printed cut short, the rest skipped" "$(cat "$T/err")"
+expect_eq 2 "$(wc -l <"$T/out")" "lines"
+expect_eq $(( 15 + (4 << 20) - 18 )) "$(head -1 "$T/out" | tr -d '\n' | wc -c)" "first line's length"
+expect_eq "[    2.000000] after the long one" "$(tail -1 "$T/out")"
+small_enough "$kib" 102400
+
+case_ "a record of more than 65536 lines is cut short"
+{ printf '<6>[    1.000000] first\n'; yes ' more' | head -n 70000
+  printf '<6>[    2.000000] next\n'; } >"$T/lines.txt"
+expect_status 0 "$KMSG" read -F "$T/lines.txt" -x
+expect_grep "lines.txt: the record at byte 0 has more than 65536 lines: printed cut short, the rest skipped" "$T/err"
+expect_eq 65537 "$(wc -l <"$T/out")" "lines"
+expect_eq "kern  :info  : [    2.000000] next" "$(tail -1 "$T/out")"
+
+case_ "-r prints a line of 64 MiB in pieces, as it is"
+{ head -c $((64 << 20)) /dev/zero | tr '\0' y; printf '\n<6>[    2.000000] z'; } >"$T/rawline.txt"
+kib=$(peak_kib "$KMSG" read -F "$T/rawline.txt" -r)
+{ cat "$T/rawline.txt"; echo; } >"$T/want"
+expect_file_eq "$T/want" "$T/out"
+small_enough "$kib" 102400
+
+# ---------------------------------------------------------------------------
+# Standard input and pipes: text, dumps and logs told apart by their bytes
+
+case_ "-F - reads text"
+"$KMSG" read -F "$T/basic.txt" -x >"$T/want"
+"$KMSG" read -F - -x <"$T/basic.txt" >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "-F - on a terminal is refused"
+if command -v script >/dev/null; then
+	script -qec "'$KMSG' read -F -" /dev/null >"$T/tty" 2>&1 </dev/null
+	expect_grep "kmsg: standard input: is a terminal; --file - reads a log, a dump or dmesg text from a pipe" "$T/tty"
+fi
 
 case_ "JSON of dmesg text (2.41's schema)"
 "$KMSG" read -F "$T/basic.txt" -J >"$T/got"
@@ -203,6 +391,12 @@ expect_grep '^\[ *[0-9]*\.[0-9]\{6\}\] an error$' "$T/got"
 case_ "-t -x"
 "$KMSG" read -F "$L" -t -x >"$T/got"
 expect_file_eq "$EXPECTED/read-log-decode.txt" "$T/got"
+
+case_ "a log in the C locale: UTF-8 escaped, JSON kept"
+expect_eq 'caf\xc3\xa9' "$(LC_ALL=C "$KMSG" read -F "$L" -t -l notice | grep -o 'caf[^ ]*')"
+expect_eq 'caf\xc3\xa9' "$(env -u LC_ALL -u LANG "$KMSG" read -F "$L" -t -l notice | grep -o 'caf[^ ]*')"
+expect_eq "$(printf 'caf\303\251')" "$(LC_ALL=C.UTF-8 "$KMSG" read -F "$L" -t -l notice | grep -o 'caf[^ ]*')"
+expect_eq "$(printf 'caf\303\251')" "$(LC_ALL=C "$KMSG" read -F "$L" -J -l notice | grep -o 'caf[^ ]*')"
 
 case_ "-o kmsg: /dev/kmsg records, escaped, with fields"
 "$KMSG" read -F "$L" -o kmsg | sed 's/^\([0-9]*\),\([0-9]*\),[0-9]*,/\1,\2,TS,/' >"$T/got"
@@ -409,7 +603,42 @@ if "$KMSG" dump -F "$L" >"$T/dump.gz" 2>/dev/null && [ -s "$T/dump.gz" ]; then
 	"$KMSG" read -F "$L" >"$T/want"
 	"$KMSG" read -F "$T/dump.gz" >"$T/got"
 	expect_file_eq "$T/want" "$T/got"
+
+	case_ "a dump through a pipe reads as its log (-F - and -F /dev/stdin)"
+	"$KMSG" dump -F "$L" | "$KMSG" read -F - >"$T/got"
+	expect_eq 0 "${PIPESTATUS[1]}" "read's status"
+	expect_file_eq "$T/want" "$T/got"
+	"$KMSG" dump -F "$L" | "$KMSG" read -F /dev/stdin >"$T/got"
+	expect_file_eq "$T/want" "$T/got"
+	"$KMSG" read -F - <"$T/dump.gz" >"$T/got"
+	expect_file_eq "$T/want" "$T/got"
+	"$KMSG" dump -F "$L" | "$KMSG" read -F - -J -x >"$T/got"
+	"$KMSG" read -F "$L" -J -x >"$T/want-json"
+	expect_file_eq "$T/want-json" "$T/got"
+
+	case_ "a dump cut short on a pipe is refused"
+	head -c 300 "$T/dump.gz" | "$KMSG" read -F - >"$T/got" 2>"$T/err"
+	expect_eq 1 "${PIPESTATUS[1]}" "read's status"
+	expect_eq "kmsg: standard input: damaged or incomplete dump" "$(cat "$T/err")"
+	expect_eq "" "$(cat "$T/got")" "output"
 fi
+
+case_ "a log through a pipe reads as the log"
+"$KMSG" read -F "$L" >"$T/want"
+# shellcheck disable=SC2002 # a pipe, not a file, on purpose
+cat "$L" | "$KMSG" read -F - >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+"$KMSG" read -F - <"$L" >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "a log cut short on a pipe is refused"
+head -c 8192 "$L" | "$KMSG" read -F - >"$T/got" 2>"$T/err"
+expect_eq 1 "${PIPESTATUS[1]}" "read's status"
+expect_eq "kmsg: standard input: a damaged log, or one cut short (its header claims more bytes than arrived)" "$(cat "$T/err")"
+
+case_ "a log on a pipe cannot be cleared"
+expect_status 1 sh -c '"$0" read -F - -c <"$1"' "$KMSG" "$L"
+expect_grep "kmsg: standard input: is a copy of a log, which cannot be cleared" "$T/err"
 
 case_ "bad usage exits 2"
 expect_status 2 "$KMSG" read --no-such-option

@@ -69,6 +69,28 @@ for k in ring_id created_ns records first_seq last_seq next_seq clear_seq evicte
 	expect_eq "$(sed -n "s/.*\"$k\":\([^,}]*\).*/\1/p" "$T/log.json")" "$(jvalue $k)" "$k"
 done
 
+case_ "a dump through a pipe (-F -)"
+"$KMSG" dump -F "$L" | "$KMSG" stat -F - --json >"$T/out"
+expect_eq "0" "${PIPESTATUS[1]}" "stat's status"
+expect_eq '"dump"' "$(jvalue kind)"
+for k in ring_id records first_seq next_seq; do
+	expect_eq "$(sed -n "s/.*\"$k\":\([^,}]*\).*/\1/p" "$T/log.json")" "$(jvalue $k)" "$k"
+done
+
+case_ "a log through a pipe (-F -)"
+# shellcheck disable=SC2002 # a pipe, not a file, on purpose
+cat "$L" | "$KMSG" stat -F - --json >"$T/out"
+expect_eq '"log"' "$(jvalue kind)"
+for k in ring_id file_size records first_seq next_seq clear_seq evicted; do
+	expect_eq "$(sed -n "s/.*\"$k\":\([^,}]*\).*/\1/p" "$T/log.json")" "$(jvalue $k)" "$k"
+done
+head -c 4096 "$L" | "$KMSG" stat -F - >"$T/out" 2>"$T/err"
+expect_grep "^kmsg: standard input: a damaged log, or one cut short" "$T/err"
+
+case_ "binary input is refused"
+expect_status 1 "$KMSG" stat -F /dev/zero
+expect_eq "kmsg: /dev/zero: holds only NUL bytes; --file takes a kmsg log or a kmsg dump" "$(cat "$T/err")"
+
 case_ "an empty log"
 "$KMSG" emit -F "$T/empty" --size 16K -p user.info "x" >/dev/null 2>&1
 "$KMSG" clear -F "$T/empty"
