@@ -839,6 +839,11 @@ static int open_input(struct kmsg_log **out, int fd, const void *head,
 		err = -errno;
 		goto out;
 	}
+	mfd = fd_off_stdio(mfd);  /* it becomes the log's descriptor */
+	if (mfd < 0) {
+		err = mfd;
+		goto out;
+	}
 	size = zinit ? inflate_into(mfd, &g, first, chunk)
 		     : copy_into(mfd, &g, first, sizeof(first), chunk);
 	if (size < 0) {
