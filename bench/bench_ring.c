@@ -17,6 +17,10 @@
  * Usage: kmsg-bench [--quick] [--dir DIR] [--syslog]
  * --syslog also times syslog(3) of the same message to the syslogd at
  * /dev/log (bench/run starts one in a private mount namespace).
+ * The rings go in DIR, else in a directory made in $TMPDIR (or /tmp).
+ * Every file the run makes is removed when it ends, however it ends
+ * (done, failed, or SIGINT, SIGTERM, SIGHUP), and so is the directory if
+ * it was made for the run; a DIR given keeps everything else in it.
  * The last lines are key=value figures.
  */
 #define _GNU_SOURCE
@@ -26,6 +30,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <syslog.h>
 #include <stdio.h>
@@ -40,6 +45,54 @@
 
 static int quick, with_syslog;
 static char dir[1024];
+
+/*
+ * The files a run can leave in dir, as full paths made once at the start,
+ * so that removing them takes nothing a signal handler may not call.
+ */
+static const char *const file_names[] = {
+	"ring-64k.log", "ring-1m.log", "ring-64m.log", "ring-1g.log", "ring-4g.log",
+	"plain.log", "two.log", "iter.log",
+};
+#define NFILES (sizeof(file_names) / sizeof(file_names[0]))
+static char file_paths[NFILES][1100];
+static int made_dir;   /* dir was made for this run: remove it too */
+static pid_t owner;    /* the process that cleans up (not a forked writer) */
+
+/* Removes whatever this run may have made; only unlink and rmdir, so a
+ * signal handler may call it. */
+static void remove_files(void)
+{
+	if (getpid() != owner)
+		return;
+	for (size_t i = 0; i < NFILES; i++)
+		if (file_paths[i][0])
+			unlink(file_paths[i]);
+	if (made_dir)
+		rmdir(dir);
+}
+
+static void on_signal(int sig)
+{
+	remove_files();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Makes sure remove_files() runs on exit() and on the usual signals. */
+static void clean_up_at_exit(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	owner = getpid();
+	for (size_t i = 0; i < NFILES; i++)
+		snprintf(file_paths[i], sizeof(file_paths[i]), "%s/%s", dir, file_names[i]);
+	atexit(remove_files);
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
 
 static int64_t now_ns(void)
 {
@@ -320,6 +373,7 @@ static double iterate(uint64_t n, double *seek_us)
 	/* 1 M records of 64 bytes are 128 MiB of ring. */
 	uint64_t size = ((n * 128 + n / 8) / 4096 + 64) * 4096;
 	struct kmsg_log *log = fresh("iter.log", size);
+	char path[1100];
 	struct kmsg_reader *r;
 	struct kmsg_record rec;
 	double best = 1e30;
@@ -353,6 +407,8 @@ static double iterate(uint64_t n, double *seek_us)
 	*seek_us = (double)(now_ns() - t0) / 100 / 1000;
 	kmsg_reader_free(r);
 	kmsg_log_close(log);
+	snprintf(path, sizeof(path), "%s/iter.log", dir);
+	unlink(path);
 	return best;
 }
 
@@ -381,7 +437,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		snprintf(dir, sizeof(dir), "%s", template);
+		made_dir = 1;
 	}
+	clean_up_at_exit();
 	samples = quick ? 2000 : 200000;
 
 	/* ring sizes for the flatness check: 64 KiB to 4 GiB */
@@ -440,7 +498,6 @@ int main(int argc, char **argv)
 		if (p50[i] > maxp) maxp = p50[i];
 		if (p50[i] < minp) minp = p50[i];
 	}
-	rmdir(dir);
 	/* 1 MiB is the default size: the headline figure */
 	printf("append_ns_p50=%.1f\n", p50[1]);
 	printf("append_ns_p99=%.1f\n", p99[1]);

@@ -35,8 +35,10 @@
  *            already listen on /dev/log (messages go there by syslog(3),
  *            user.notice)
  *   tail     runs GNU `tail -n 0 -f FILE` on the plain file --file
- * Followers get LC_ALL=C and NO_COLOR=1.  Without --log or --file a file in
- * $TMPDIR (or /tmp) is made for the run and removed after it.
+ * Followers get LC_ALL=C and NO_COLOR=1.  Without --log or --file the file
+ * is made in a directory of its own in $TMPDIR (or /tmp), and both are
+ * removed when the run ends, however it ends: done, failed, or stopped by
+ * SIGINT, SIGTERM or SIGHUP (which also end the follower).
  *
  * Usage: kmsg-latency --target kmsg|logread|tail [--samples N] [--idle S]
  *                     [--kmsg PATH] [--log PATH] [--file PATH] [--quick]
@@ -80,7 +82,9 @@ static pid_t follower = -1;
 static int out_fd = -1;         /* read end of the follower's stdout */
 static struct kmsg_log *klog;   /* target kmsg */
 static int file_fd = -1;        /* target tail */
-static char temp_path[PATH_MAX]; /* a file we made and must remove, or "" */
+static char temp_dir[PATH_MAX];       /* a directory we made and must remove, or "" */
+static char temp_path[PATH_MAX + 32]; /* a file in it we must remove, or "" */
+static pid_t owner;              /* this process, not a child before its exec */
 
 static char buf[LINE_MAX_BYTES];
 static size_t buf_len;
@@ -131,6 +135,27 @@ static void cleanup(void)
 	if (temp_path[0])
 		unlink(temp_path);
 	temp_path[0] = '\0';
+	if (temp_dir[0])
+		rmdir(temp_dir);
+	temp_dir[0] = '\0';
+}
+
+/*
+ * SIGINT, SIGTERM, SIGHUP: the follower and our files must not outlive us.
+ * Only calls a signal handler may make; then dies of the same signal.
+ */
+static void on_signal(int sig)
+{
+	if (getpid() == owner) {
+		if (follower > 0)
+			kill(follower, SIGTERM);
+		if (temp_path[0])
+			unlink(temp_path);
+		if (temp_dir[0])
+			rmdir(temp_dir);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 /* Reports a run-time failure ("kmsg-latency: <what>"), cleans up, exits 1. */
@@ -175,15 +200,25 @@ static long parse_count(const char *opt, const char *s, long max)
 	return v;
 }
 
-/* A file name in $TMPDIR (or /tmp) for this run, remembered for removal. */
-static const char *make_temp_path(const char *suffix)
+/*
+ * A file name for this run in a new directory in $TMPDIR (or /tmp), made
+ * with mkdtemp so that nobody else can have planted a file or a symlink
+ * there; both are remembered for removal.
+ */
+static const char *make_temp_path(const char *name)
 {
 	const char *dir = getenv("TMPDIR");
 
 	if (dir == NULL || *dir == '\0')
 		dir = "/tmp";
-	snprintf(temp_path, sizeof(temp_path), "%s/kmsg-latency-%ld.%s",
-		 dir, (long)getpid(), suffix);
+	snprintf(temp_dir, sizeof(temp_dir), "%s/kmsg-latency-XXXXXX", dir);
+	if (mkdtemp(temp_dir) == NULL) {
+		int e = errno;
+
+		temp_dir[0] = '\0';
+		die("cannot make a directory in %s: %s", dir, strerror(e));
+	}
+	snprintf(temp_path, sizeof(temp_path), "%s/%s", temp_dir, name);
 	return temp_path;
 }
 
@@ -527,6 +562,15 @@ int main(int argc, char **argv)
 	/* We read from the follower, never write to it; a closed stdout of
 	 * our own must not kill us before the follower is cleaned up. */
 	signal(SIGPIPE, SIG_IGN);
+	owner = getpid();
+	{
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
 	setenv("LC_ALL", "C", 1);
 	setenv("NO_COLOR", "1", 1);
 
@@ -536,7 +580,7 @@ int main(int argc, char **argv)
 		int r;
 
 		if (log_path == NULL)
-			log_path = make_temp_path("log");
+			log_path = make_temp_path("follow.log");
 		o.size = 1024 * 1024;
 		r = kmsg_log_create(&klog, log_path, &o, 0);
 		if (r < 0) {
@@ -562,7 +606,7 @@ int main(int argc, char **argv)
 		char *av[] = { "tail", "-n", "0", "-f", NULL, NULL };
 
 		if (file_path == NULL)
-			file_path = make_temp_path("txt");
+			file_path = make_temp_path("tail.txt");
 		file_fd = open(file_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 		if (file_fd < 0) {
 			int e = errno;

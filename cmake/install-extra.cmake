@@ -1,12 +1,22 @@
 # install-extra.cmake - installs the manual pages and the shell completions.
-# Included from the top CMakeLists.txt (after include(GNUInstallDirs)), which
-# then no longer installs man/kmsg.5 itself.
+# Included from the top CMakeLists.txt (after include(GNUInstallDirs)).
 #
-# The completions go where each shell looks for completions of packages:
-# bash-completion loads share/bash-completion/completions/<command> on first
-# use, zsh's default fpath has share/zsh/site-functions (with a prefix other
-# than /usr or /usr/local, add it to fpath), fish reads
-# share/fish/vendor_completions.d.
+# The pages go to share/man/man{1,3,5}: with the prefix /usr/local that is
+# /usr/local/share/man, which man-db searches for every command found in
+# /usr/local/bin (Debian's /etc/manpath.config).
+#
+# The completions go where each shell looks for them:
+# - bash-completion loads share/bash-completion/completions/<command> on
+#   first use, from each directory in XDG_DATA_DIRS, which defaults to
+#   /usr/local/share:/usr/share;
+# - zsh's default fpath on Debian has /usr/local/share/zsh/site-functions
+#   and /usr/share/zsh/vendor-completions (with another prefix, add the
+#   directory to fpath);
+# - fish reads share/fish/vendor_completions.d only of the directories in
+#   XDG_DATA_DIRS, and of /usr/share when that is unset, as it is in a
+#   console or an ssh login: with the prefix /usr/local the file goes to
+#   /etc/fish/completions, the directory fish keeps for the system's own
+#   administrator.  KMSG_FISH_COMPLETIONS_DIR chooses another.
 
 install(FILES ${CMAKE_CURRENT_LIST_DIR}/../man/kmsg.1
         DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
@@ -20,5 +30,14 @@ install(FILES ${CMAKE_CURRENT_LIST_DIR}/../completions/kmsg.bash
         RENAME kmsg)
 install(FILES ${CMAKE_CURRENT_LIST_DIR}/../completions/_kmsg
         DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
+
+set(KMSG_FISH_COMPLETIONS_DIR "" CACHE PATH
+    "where kmsg.fish is installed (relative: under the prefix; empty: chosen by the prefix)")
+set(kmsg_fish_dir ${KMSG_FISH_COMPLETIONS_DIR})
+if(NOT kmsg_fish_dir AND CMAKE_INSTALL_PREFIX STREQUAL "/usr/local")
+  set(kmsg_fish_dir /etc/fish/completions)
+elseif(NOT kmsg_fish_dir)
+  set(kmsg_fish_dir ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
+endif()
 install(FILES ${CMAKE_CURRENT_LIST_DIR}/../completions/kmsg.fish
-        DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
+        DESTINATION ${kmsg_fish_dir})
