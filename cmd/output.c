@@ -1007,6 +1007,8 @@ static int has_field(const struct kmsg_record *rec, const char *m)
 
 int out_match(const struct output *o, const struct kmsg_record *rec)
 {
+	if (rec->flags & KMSG_GAP)  /* no record, only news of missing ones */
+		return 0;
 	if (!o->filtering)
 		return 1;
 	/* as in dmesg, text that named no priority passes no -l or -f */

@@ -365,6 +365,8 @@ static int dump_once(uint64_t *count, struct gz_out *g, struct kmsg_log *log)
 			err = 1;
 			goto out;
 		}
+		if (rec.flags & KMSG_GAP)  /* damaged at the end: nothing to copy */
+			continue;
 		if (rec.seq >= p.next_seq)
 			break;
 		len = (uint32_t)rec_size(rec.text_len, rec.fields_len);

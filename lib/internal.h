@@ -21,6 +21,10 @@
 
 #define KMSG_MAGIC          "KMSGRNG\x1a"
 #define KMSG_FORMAT_VERSION 1u
+/* Incompatible features (header field incompat): a reader that lacks one
+ * refuses the log with KMSG_EVERSION instead of misreading its records. */
+#define INCOMPAT_BEGIN      0x1u  /* records may carry REC_BEGIN */
+#define INCOMPAT_KNOWN      INCOMPAT_BEGIN
 #define HDR_SIZE            256u
 #define HDR_STATIC          128u  /* bytes 0..127: written once, checksummed */
 #define HDR_CRC_OFF         124u
@@ -66,10 +70,11 @@ _Static_assert(sizeof(struct kmsg_hdr) == HDR_SIZE, "header layout");
 #define REC_MAGIC  0x6b4du
 #define REC_ALIGN  8u
 
-/* Record flags in the file; the first two are KMSG_FRAGMENT's and PARTIAL's. */
-#define REC_FRAGMENT 0x01u
+/* Record flags in the file. */
+#define REC_FRAGMENT 0x01u  /* the line continues in the caller's next record */
+#define REC_BEGIN    0x02u  /* a new line: the caller's open one ends here */
 #define REC_PAD      0x80u  /* fills the space to the end of the ring */
-#define REC_FLAGS_KNOWN (REC_FRAGMENT | REC_PAD)
+#define REC_FLAGS_KNOWN (REC_FRAGMENT | REC_BEGIN | REC_PAD)
 
 struct rec_hdr {
 	uint32_t len;        /*  0 whole record, a multiple of 8 */
@@ -166,10 +171,12 @@ void ring_recover_locked(struct kmsg_log *log);
 /*
  * Checks the record at logical position pos as it lies in the mapping
  * (racing writers are the caller's business): returns its length if it is
- * a whole, valid record (or pad) written at pos, 0 otherwise.
+ * a whole, valid record (or pad) written at pos, 0 otherwise.  If hd is
+ * not NULL it gets the header the checks were made on: use that copy, not
+ * the mapping, which a writer may change meanwhile.
  */
 uint64_t ring_check_record(const struct kmsg_log *log, uint64_t pos,
-			   const unsigned char *copy);
+			   struct rec_hdr *hd);
 /* The header checks alone (no checksum), for a copy of the header at p:
  * the record's length if it is plausible, else 0. */
 uint64_t ring_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
@@ -177,7 +184,7 @@ uint64_t ring_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 /* ring_check_record for a record whose offset phys == pos % D the caller knows,
  * with its bytes (in the mapping or a copy) at p. */
 uint64_t ring_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
-		       const unsigned char *p);
+		       const unsigned char *p, struct rec_hdr *hd);
 /*
  * pos % data_size from a remembered position *at and its offset *at_phys:
  * a 64-bit division costs more than the rest of a record's checks, and

@@ -217,7 +217,7 @@ static int check_static(const struct kmsg_hdr *h, uint64_t st_size, int short_ok
 		return KMSG_ENOTLOG;
 	if (static_crc(h) != h->header_crc)
 		return KMSG_ECORRUPT;
-	if (h->version != KMSG_FORMAT_VERSION || h->incompat != 0)
+	if (h->version != KMSG_FORMAT_VERSION || (h->incompat & ~INCOMPAT_KNOWN))
 		return KMSG_EVERSION;
 	if (h->header_size != HDR_SIZE || h->data_off != HDR_SIZE)
 		return KMSG_ECORRUPT;
@@ -271,6 +271,28 @@ static int map_log(struct kmsg_log *log, uint64_t size, uint64_t have)
 	return 0;
 }
 
+/*
+ * Gives an existing log the incompatible features this build writes
+ * (records marked REC_BEGIN), so that an older reader refuses it with
+ * KMSG_EVERSION rather than take those records for damage.  The primary
+ * copy first, then the backup: a power cut between the two leaves the
+ * backup with the old bits, which the next writer upgrades again.  Called
+ * with the append lock held.
+ */
+static void upgrade_features(struct kmsg_log *log)
+{
+	struct kmsg_hdr *h = log->hdr;
+
+	if ((h->incompat & INCOMPAT_KNOWN) == INCOMPAT_KNOWN)
+		return;
+	h->incompat |= INCOMPAT_KNOWN;
+	h->header_crc = static_crc(h);
+	msync(log->map, HDR_STATIC, MS_SYNC);
+	memcpy(log->map + log->map_size - BACKUP_SIZE, h, BACKUP_SIZE);
+	msync(log->map + ((log->map_size - BACKUP_SIZE) & ~(uint64_t)4095),
+	      4096, MS_SYNC);
+}
+
 /* Is the dynamic part of the header one a reader can work from? */
 static int dynamic_sane(const struct kmsg_log *log)
 {
@@ -289,11 +311,11 @@ static int dynamic_sane(const struct kmsg_log *log)
 	 * than next_seq by no more records than fit between head and tail. */
 	head = ring_norm(log, head);
 	if (head < tail) {
-		const struct rec_hdr *r = (const void *)(log->data + head % log->data_size);
-		if (!ring_check_record(log, head, NULL))
+		struct rec_hdr r;
+		if (!ring_check_record(log, head, &r))
 			return 0;  /* head is only ever stored on a record */
-		if (!(r->flags & REC_PAD) &&
-		    (r->seq >= next || next - r->seq > (tail - head) / REC_HDR))
+		if (!(r.flags & REC_PAD) &&
+		    (r.seq >= next || next - r.seq > (tail - head) / REC_HDR))
 			return 0;
 	}
 	return 1;
@@ -313,17 +335,17 @@ static void rebuild_dynamic(struct kmsg_log *log)
 	uint64_t best_seq = 0, best_end = 0, found = 0, head;
 
 	for (uint64_t phys = 0; phys + REC_HDR <= D; phys += REC_ALIGN) {
-		const struct rec_hdr *r = (const void *)(log->data + phys);
-		uint64_t len;
-		if (r->magic != REC_MAGIC || r->pos % D != phys ||
-		    r->pos >= (UINT64_C(1) << 62))
+		const struct rec_hdr *m = (const void *)(log->data + phys);
+		struct rec_hdr r;
+		uint64_t len, at = m->pos;
+		if (m->magic != REC_MAGIC || at % D != phys || at >= (UINT64_C(1) << 62))
 			continue;
-		len = ring_check_record(log, r->pos, NULL);
-		if (!len || (r->flags & REC_PAD))
+		len = ring_check_record(log, at, &r);
+		if (!len || (r.flags & REC_PAD))
 			continue;
-		if (!found || r->seq > best_seq) {
-			best_seq = r->seq;
-			best_end = r->pos + len;
+		if (!found || r.seq > best_seq) {
+			best_seq = r.seq;
+			best_end = r.pos + len;
 		}
 		found = 1;
 		phys += len - REC_ALIGN;
@@ -338,10 +360,12 @@ static void rebuild_dynamic(struct kmsg_log *log)
 			old_tail = 0;
 			old_next = h->first_seq;
 		}
-		atomic_store(&h->head, old_tail);
-		atomic_store(&h->tail, old_tail);
+		/* next_seq before tail: a reader that sees the new tail
+		 * must not pair it with the old number (see end_seq()). */
 		atomic_store(&h->next_seq, old_next);
 		atomic_store(&h->clear_seq, old_next);
+		atomic_store(&h->head, old_tail);
+		atomic_store(&h->tail, old_tail);
 		return;
 	}
 	/* Head: the oldest valid record within one ring length of the end,
@@ -349,28 +373,34 @@ static void rebuild_dynamic(struct kmsg_log *log)
 	uint64_t window = best_end > D ? best_end - D : 0;
 	head = best_end;
 	for (uint64_t phys = 0; phys + REC_HDR <= D; phys += REC_ALIGN) {
-		const struct rec_hdr *r = (const void *)(log->data + phys);
-		uint64_t len;
-		if (r->magic != REC_MAGIC || r->pos % D != phys ||
-		    r->pos < window || r->pos >= best_end)
+		const struct rec_hdr *m = (const void *)(log->data + phys);
+		struct rec_hdr r;
+		uint64_t len, at = m->pos;
+		if (m->magic != REC_MAGIC || at % D != phys || at < window || at >= best_end)
 			continue;
-		len = ring_check_record(log, r->pos, NULL);
+		len = ring_check_record(log, at, &r);
 		if (!len)
 			continue;
-		if (r->pos < head)
-			head = r->pos;
+		if (r.pos < head)
+			head = r.pos;
 		phys += len - REC_ALIGN;
 	}
-	atomic_store(&h->tail, best_end);
-	atomic_store(&h->head, head);
-	/* The newest records may be the ones lost: a believable larger
-	 * number from the header wins, leaving a gap readers report. */
-	if (old_next > best_seq && old_next - best_seq <= log->data_size / REC_HDR + 1)
+	/* The newest records may be the ones lost (a file cut short, a
+	 * power cut that kept the header page and not the last data pages):
+	 * a believable larger number from the header wins, leaving a gap
+	 * readers report, and the records in it are counted as damaged so
+	 * that kmsg stat shows them too. */
+	if (old_next > best_seq + 1 && old_next - best_seq <= log->data_size / REC_HDR + 1) {
 		atomic_store(&h->next_seq, old_next);
-	else
+		atomic_fetch_add(&h->damaged, old_next - best_seq - 1);
+	} else {
 		atomic_store(&h->next_seq, best_seq + 1);
+	}
 	if (atomic_load(&h->clear_seq) > best_seq + 1)
 		atomic_store(&h->clear_seq, best_seq + 1);
+	/* next_seq before tail, as above. */
+	atomic_store(&h->head, head);
+	atomic_store(&h->tail, best_end);
 }
 
 /*
@@ -481,6 +511,7 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 		}
 		/* A writer that died before publishing what it committed. */
 		ring_recover_locked(log);
+		upgrade_features(log);
 		ring_unlock(log);
 	} else if (use_backup || !dynamic_sane(log)) {
 		/* A reader cannot repair the file; it reads what the
@@ -540,6 +571,7 @@ static void init_header(struct kmsg_hdr *h, const struct kmsg_create_opts *o)
 	}
 	h->created_ns = clock_ns(CLOCK_REALTIME);
 	h->first_seq = o->first_seq;
+	h->incompat = INCOMPAT_KNOWN;
 	h->header_crc = static_crc(h);
 	atomic_store(&h->next_seq, o->first_seq);
 	atomic_store(&h->clear_seq, o->first_seq);

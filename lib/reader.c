@@ -16,27 +16,40 @@
 #include <unistd.h>
 
 
-#define JOIN_SLOTS 64        /* callers with a line in progress */
-#define JOIN_MAX   65535u    /* a joined line longer than this is cut into parts */
+#define JOIN_SLOTS  64        /* callers with a line in progress */
+#define JOIN_MAX    65535u    /* a joined line longer than this is cut into parts */
+#define QUEUE_MAX   4096      /* lines held back behind open ones (ORDER) */
+#define QUEUE_BYTES (1u << 20) /* their text and fields together */
 
-struct pending {
-	int used;
-	uint32_t caller;
-	uint64_t boot_id;
-	uint64_t age;            /* order of first fragment, for eviction */
-	struct kmsg_record first;
+/*
+ * A line of a joining reader: one being joined, one waiting in the queue
+ * to be returned, or the one returned last (whose buffers back the
+ * record's pointers).  rec is the first record's header; its text and
+ * fields pointers are set only when the line is returned.  The key that
+ * orders lines is rec.seq, the number of their first record.
+ */
+struct line {
+	struct kmsg_record rec;
+	uint64_t last;           /* number of its last record */
 	char *text;
 	size_t len, cap;
 	unsigned char *fields;
 	size_t flen, fcap;
 };
 
+struct pending {
+	int used;
+	uint32_t caller;
+	uint64_t boot_id;
+	struct line l;
+};
+
 struct kmsg_reader {
 	struct kmsg_log *log;
 	unsigned flags;
 	uint64_t pos;            /* logical position of the next record */
-	uint64_t expect;         /* its sequence number, if expect_known */
-	int expect_known;
+	uint64_t expect;         /* its sequence number */
+	int expect_known;        /* 0 only for a log too damaged to tell */
 	int overtaken;           /* restarted at head since the last record */
 	int in_damage;           /* skipping a damaged stretch */
 	unsigned char *buf;      /* copy of the current record */
@@ -45,16 +58,15 @@ struct kmsg_reader {
 	/* joining */
 	struct pending slots[JOIN_SLOTS];
 	int nused;               /* slots in use: none means nothing to scan */
-	uint64_t age;
-	uint64_t carry_lost, carry_damaged;  /* gaps seen on held fragments */
 	int64_t flush_before;
-	char *line;              /* the joined line returned last */
-	size_t line_cap;
-	unsigned char *line_fields;
-	size_t line_fcap;
-	unsigned char *stash;    /* a record held back while a part is returned */
-	int stashed;
-	struct kmsg_record stash_rec;
+	/* Lines complete (or given up on) and not yet returned: a ring of
+	 * QUEUE_MAX, oldest key first with KMSG_READER_ORDER, else in the
+	 * order they were completed.  Slots keep their buffers for reuse. */
+	struct line *queue;
+	unsigned qhead, qlen;
+	size_t qbytes;
+	struct line scratch;     /* a lone record on its way into the queue */
+	struct line out;         /* the line returned last */
 };
 
 int kmsg_key_valid(const char *key, size_t len)
@@ -98,12 +110,16 @@ int kmsg_field_next(struct kmsg_field *f, const struct kmsg_record *rec,
 	return 1;
 }
 
+static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
+		   int64_t want_ns);
+
 int kmsg_reader_new(struct kmsg_reader **out, struct kmsg_log *log,
 		    unsigned flags)
 {
 	struct kmsg_reader *r;
+	int err;
 
-	if (!out || !log || (flags & ~(unsigned)KMSG_READER_JOIN))
+	if (!out || !log || (flags & ~(unsigned)(KMSG_READER_JOIN | KMSG_READER_ORDER)))
 		return KMSG_EINVAL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -116,7 +132,17 @@ int kmsg_reader_new(struct kmsg_reader **out, struct kmsg_log *log,
 	r->log = log;
 	r->flags = flags;
 	r->flush_before = INT64_MIN;
-	r->pos = atomic_load_explicit(&log->hdr->head, memory_order_acquire);
+	err = seek_by(r, 0, 0, 0);
+	if (err == KMSG_ECORRUPT) {
+		/* A header only a writer can repair: the reader exists, and
+		 * says so at its first read. */
+		r->pos = atomic_load_explicit(&log->hdr->head, memory_order_relaxed);
+		err = 0;
+	}
+	if (err) {
+		kmsg_reader_free(r);
+		return err;
+	}
 	*out = r;
 	return 0;
 }
@@ -126,30 +152,52 @@ static void drop_pending(struct kmsg_reader *r)
 	for (int i = 0; i < JOIN_SLOTS; i++)
 		r->slots[i].used = 0;
 	r->nused = 0;
-	r->stashed = 0;
-	r->carry_lost = r->carry_damaged = 0;
+	r->qhead = r->qlen = 0;
+	r->qbytes = 0;
+}
+
+static void free_line(struct line *l)
+{
+	free(l->text);
+	free(l->fields);
 }
 
 void kmsg_reader_free(struct kmsg_reader *r)
 {
 	if (!r)
 		return;
-	for (int i = 0; i < JOIN_SLOTS; i++) {
-		free(r->slots[i].text);
-		free(r->slots[i].fields);
-	}
-	free(r->line);
-	free(r->line_fields);
-	free(r->stash);
+	for (int i = 0; i < JOIN_SLOTS; i++)
+		free_line(&r->slots[i].l);
+	if (r->queue)
+		for (unsigned i = 0; i < QUEUE_MAX; i++)
+			free_line(&r->queue[i]);
+	free(r->queue);
+	free_line(&r->scratch);
+	free_line(&r->out);
 	free(r->buf);
 	free(r);
 }
 
+static struct line *qat(const struct kmsg_reader *r, unsigned i)
+{
+	return &r->queue[(r->qhead + i) % QUEUE_MAX];
+}
+
 uint64_t kmsg_reader_position(const struct kmsg_reader *r)
 {
-	if (r->expect_known)
-		return r->expect;
-	return atomic_load_explicit(&r->log->hdr->next_seq, memory_order_acquire);
+	uint64_t p;
+
+	if (!r)
+		return 0;
+	p = r->expect_known ? r->expect
+	    : atomic_load_explicit(&r->log->hdr->next_seq, memory_order_acquire);
+	for (int i = 0; r->nused && i < JOIN_SLOTS; i++)
+		if (r->slots[i].used && r->slots[i].l.rec.seq < p)
+			p = r->slots[i].l.rec.seq;
+	for (unsigned i = 0; i < r->qlen; i++)
+		if (qat(r, i)->rec.seq < p)
+			p = qat(r, i)->rec.seq;
+	return p;
 }
 
 /*
@@ -174,11 +222,68 @@ static int load_window(const struct kmsg_log *log, uint64_t *head, uint64_t *tai
 	return 0;
 }
 
+/*
+ * The number the record at the end of the published ones will have, with
+ * the tail it belongs to.  W4 (next_seq) comes before W5 (tail), so once
+ * the tail is loaded with acquire (pairs with W5) next_seq is at least one
+ * past the last published record, and one more when a writer is between
+ * W4 and W5 (or died there): its record then sits committed at tail with
+ * the number next_seq - 1.  A tail that moves meanwhile means the pair is
+ * not settled; a few tries, then the last pair read.
+ */
+static int end_seq(const struct kmsg_log *log, uint64_t *tail_out, uint64_t *seq_out)
+{
+	const struct kmsg_hdr *h = log->hdr;
+	uint64_t head, tail = 0, next = 0;
+
+	for (int attempt = 0; attempt < 16; attempt++) {
+		struct rec_hdr hd;
+		int err = load_window(log, &head, &tail);
+		if (err)
+			return err;
+		next = atomic_load_explicit(&h->next_seq, memory_order_acquire);
+		if (atomic_load_explicit(&h->tail, memory_order_acquire) != tail)
+			continue;
+		/* A pad there carries the number of the record after it. */
+		if (ring_check_record(log, ring_norm(log, tail), &hd) && hd.seq + 1 == next)
+			next--;
+		break;
+	}
+	*tail_out = tail;
+	*seq_out = next;
+	return 0;
+}
+
 static void restart_at_head(struct kmsg_reader *r, uint64_t head)
 {
 	r->pos = head;
 	r->overtaken = 1;
 	r->in_damage = 0;
+}
+
+/*
+ * At the end of the published records: if numbers are missing between
+ * the last record returned and the end (a log cut short, damage at its
+ * end, a rebuilt header that kept a larger number), *rec becomes the
+ * KMSG_GAP record that says so, once; returns 1 then, else 0.
+ */
+static int end_gap(struct kmsg_reader *r, uint64_t tail, struct kmsg_record *rec)
+{
+	uint64_t t, n, gap;
+
+	if (!r->expect_known || end_seq(r->log, &t, &n) < 0 || t != tail || n <= r->expect)
+		return 0;
+	gap = n - r->expect;
+	*rec = (struct kmsg_record){
+		.seq = n,
+		.flags = KMSG_GAP,
+		.lost = r->overtaken ? gap : 0,
+		.damaged = r->overtaken ? 0 : gap,
+	};
+	r->expect = n;
+	r->overtaken = 0;
+	r->in_damage = 0;
+	return 1;
 }
 
 /*
@@ -205,7 +310,7 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 		}
 		if (pos >= tail) {
 			r->pos = pos;
-			return 0;
+			return end_gap(r, tail, rec);
 		}
 		if (pos < head) {
 			restart_at_head(r, head);
@@ -257,7 +362,8 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 				.caller = hd.caller,
 				.facility = hd.prio >> 3,
 				.level = hd.prio & 7,
-				.flags = hd.flags & REC_FRAGMENT ? KMSG_FRAGMENT : 0,
+				.flags = (hd.flags & REC_FRAGMENT ? KMSG_FRAGMENT : 0) |
+					 (hd.flags & REC_BEGIN ? KMSG_BEGIN : 0),
 				.text = (const char *)r->buf + REC_HDR,
 				.text_len = hd.text_len,
 				.fields = r->buf + REC_HDR + hd.text_len,
@@ -274,6 +380,9 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 		return 1;
 	}
 }
+
+/* ------------------------------------------------------------------ */
+/* Joining                                                             */
 
 static int grow(void *pp, size_t *cap, size_t need)
 {
@@ -292,177 +401,260 @@ static int grow(void *pp, size_t *cap, size_t need)
 	return 0;
 }
 
-/* Returns the pending line in slot p as *rec (it stays valid until the next
- * call), and frees the slot. */
-static int emit_pending(struct kmsg_reader *r, struct pending *p,
-			struct kmsg_record *rec, int partial)
+/* Appends rec's text and fields to l, which it now ends. */
+static int line_add(struct line *l, const struct kmsg_record *rec)
 {
-	if (grow(&r->line, &r->line_cap, p->len + 1) ||
-	    grow(&r->line_fields, &r->line_fcap, p->flen + 1))
-		return -ENOMEM;
-	if (p->len)  /* a line of empty fragments has no text buffer */
-		memcpy(r->line, p->text, p->len);
-	if (p->flen)
-		memcpy(r->line_fields, p->fields, p->flen);
-	*rec = p->first;
-	rec->text = r->line;
-	rec->text_len = p->len;
-	rec->fields = r->line_fields;
-	rec->fields_len = p->flen;
-	rec->flags = partial ? (KMSG_FRAGMENT | KMSG_PARTIAL) : 0;
-	p->used = 0;
-	r->nused--;
-	return 1;
-}
-
-static int add_part(struct pending *p, const struct kmsg_record *rec)
-{
-	if (grow(&p->text, &p->cap, p->len + rec->text_len) ||
-	    grow(&p->fields, &p->fcap, p->flen + rec->fields_len))
+	if (grow(&l->text, &l->cap, l->len + rec->text_len) ||
+	    grow(&l->fields, &l->fcap, l->flen + rec->fields_len))
 		return -ENOMEM;
 	if (rec->text_len)
-		memcpy(p->text + p->len, rec->text, rec->text_len);
+		memcpy(l->text + l->len, rec->text, rec->text_len);
 	if (rec->fields_len)
-		memcpy(p->fields + p->flen, rec->fields, rec->fields_len);
-	p->len += rec->text_len;
-	p->flen += rec->fields_len;
+		memcpy(l->fields + l->flen, rec->fields, rec->fields_len);
+	l->len += rec->text_len;
+	l->flen += rec->fields_len;
+	l->last = rec->seq;
 	return 0;
 }
 
-static void stash(struct kmsg_reader *r, const struct kmsg_record *rec)
+/* Makes l a line of rec alone. */
+static int line_start(struct line *l, const struct kmsg_record *rec)
 {
-	/* rec points into r->buf; keep a copy of its bytes in r->stash. */
-	if (!r->stash)
-		r->stash = malloc(r->log->max_rec);
-	if (!r->stash)
-		return;
-	memcpy(r->stash, r->buf, r->log->max_rec);
-	r->stash_rec = *rec;
-	r->stash_rec.text = (const char *)r->stash + ((const unsigned char *)rec->text - r->buf);
-	r->stash_rec.fields = r->stash + (rec->fields - r->buf);
-	r->stashed = 1;
+	l->rec = *rec;
+	l->rec.text = NULL;
+	l->rec.fields = NULL;
+	l->len = l->flen = 0;
+	return line_add(l, rec);
 }
 
-static void add_carry(struct kmsg_reader *r, struct kmsg_record *rec)
+/*
+ * Moves line src into the queue (with KMSG_READER_ORDER at its key's
+ * place, else at the end); src gets the free slot's buffers in exchange.
+ * The caller makes sure there is room (queue_room()).
+ */
+static void queue_put(struct kmsg_reader *r, struct line *src)
 {
-	if (r->carry_lost | r->carry_damaged) {
-		rec->lost += r->carry_lost;
-		rec->damaged += r->carry_damaged;
-		r->carry_lost = r->carry_damaged = 0;
+	unsigned i = r->qlen;
+	struct line spare = *qat(r, r->qlen);
+
+	if (r->flags & KMSG_READER_ORDER)
+		while (i > 0 && qat(r, i - 1)->rec.seq > src->rec.seq)
+			i--;
+	for (unsigned j = r->qlen; j > i; j--)
+		*qat(r, j) = *qat(r, j - 1);
+	*qat(r, i) = *src;
+	r->qlen++;
+	r->qbytes += src->len + src->flen;
+	src->text = spare.text;
+	src->cap = spare.cap;
+	src->fields = spare.fields;
+	src->fcap = spare.fcap;
+	src->len = src->flen = 0;
+}
+
+/* The key of the oldest open line, UINT64_MAX if none. */
+static uint64_t oldest_open(const struct kmsg_reader *r, struct pending **which)
+{
+	uint64_t k = UINT64_MAX;
+
+	*which = NULL;
+	for (int i = 0; r->nused && i < JOIN_SLOTS; i++) {
+		const struct pending *p = &r->slots[i];
+		if (p->used && p->l.rec.seq < k) {
+			k = p->l.rec.seq;
+			*which = (struct pending *)p;
+		}
+	}
+	return k;
+}
+
+/* Ends the open line in p: complete, or given up on (partial). */
+static void close_line(struct kmsg_reader *r, struct pending *p, int partial)
+{
+	p->l.rec.flags = partial ? KMSG_FRAGMENT | KMSG_PARTIAL : 0;
+	queue_put(r, &p->l);
+	p->used = 0;
+	r->nused--;
+}
+
+/*
+ * Whether the first line in the queue may be returned.  Without ORDER at
+ * once.  With ORDER only when no line that began before its last record is
+ * still open or waiting behind it: the caller may clear up to
+ * kmsg_reader_position(), and a line returned whole must then lie wholly
+ * below that mark.  With no line open, every queued line is due.
+ */
+static int queue_ready(const struct kmsg_reader *r)
+{
+	struct pending *p;
+	uint64_t k;
+
+	if (!r->qlen)
+		return 0;
+	if (!(r->flags & KMSG_READER_ORDER) || !r->nused)
+		return 1;
+	k = oldest_open(r, &p);
+	if (r->qlen > 1 && qat(r, 1)->rec.seq < k)
+		k = qat(r, 1)->rec.seq;
+	return qat(r, 0)->last < k;
+}
+
+/* Returns the first queued line as *out; its buffers back out's pointers. */
+static int queue_pop(struct kmsg_reader *r, struct kmsg_record *out)
+{
+	struct line *h = qat(r, 0), t = r->out;
+
+	r->out = *h;
+	*h = t;
+	h->len = h->flen = 0;
+	r->qhead = (r->qhead + 1) % QUEUE_MAX;
+	r->qlen--;
+	r->qbytes -= r->out.len + r->out.flen;
+	*out = r->out.rec;
+	out->text = r->out.text;
+	out->text_len = r->out.len;
+	out->fields = r->out.fields;
+	out->fields_len = r->out.flen;
+	return 1;
+}
+
+/*
+ * Keeps the queue within its bounds: with room for every open line and
+ * two more, and QUEUE_BYTES, by giving up on the oldest open lines, which
+ * lets what waits behind them go.
+ */
+static void queue_room(struct kmsg_reader *r)
+{
+	struct pending *p;
+
+	while (r->nused && (r->qlen + JOIN_SLOTS + 2 > QUEUE_MAX || r->qbytes > QUEUE_BYTES)) {
+		oldest_open(r, &p);
+		close_line(r, p, 1);
+	}
+}
+
+/* Queues a record that is a line of its own (a whole line, or a gap). */
+static int queue_alone(struct kmsg_reader *r, const struct kmsg_record *rec)
+{
+	if (!r->queue && !(r->queue = calloc(QUEUE_MAX, sizeof(*r->queue))))
+		return -ENOMEM;
+	if (line_start(&r->scratch, rec) < 0)
+		return -ENOMEM;
+	queue_put(r, &r->scratch);
+	return 0;
+}
+
+/*
+ * Takes one raw record into the joining state (see KMSG_FRAGMENT and
+ * KMSG_BEGIN in kmsg.h): it continues its caller's open line, ends it, or
+ * starts a line of its own.  A gap it reports becomes a record of its own
+ * at its place, so that the report lands where the records went missing.
+ */
+static int take(struct kmsg_reader *r, struct kmsg_record *rec)
+{
+	struct pending *p = NULL, *freeslot = NULL;
+	int err;
+
+	if (!r->queue && !(r->queue = calloc(QUEUE_MAX, sizeof(*r->queue))))
+		return -ENOMEM;
+	if ((rec->lost | rec->damaged) && !(rec->flags & KMSG_GAP) && (r->nused || r->qlen)) {
+		struct kmsg_record gap = {
+			.seq = rec->seq, .flags = KMSG_GAP,
+			.lost = rec->lost, .damaged = rec->damaged,
+		};
+		err = queue_alone(r, &gap);
+		if (err)
+			return err;
+		rec->lost = rec->damaged = 0;
+	}
+	if (rec->flags & KMSG_GAP)
+		return queue_alone(r, rec);
+	for (int i = 0; i < JOIN_SLOTS; i++) {
+		struct pending *q = &r->slots[i];
+		if (!q->used) {
+			if (!freeslot)
+				freeslot = q;
+		} else if (q->caller == rec->caller && q->boot_id == rec->boot_id) {
+			p = q;
+		}
+	}
+	/* A new line begins, or this part would make the line too long:
+	 * the open one ends as it is. */
+	if (p && ((rec->flags & KMSG_BEGIN) || p->l.len + rec->text_len > JOIN_MAX)) {
+		close_line(r, p, 1);
+		freeslot = p;
+		p = NULL;
+	}
+	if (p) {
+		if (line_add(&p->l, rec) < 0)
+			return -ENOMEM;
+		if (!(rec->flags & KMSG_FRAGMENT))
+			close_line(r, p, 0);
+	} else if (!(rec->flags & KMSG_FRAGMENT)) {
+		err = queue_alone(r, rec);
+		if (err)
+			return err;
+	} else {
+		if (!freeslot) {
+			/* Too many callers mid-line: the oldest line goes as it is. */
+			oldest_open(r, &freeslot);
+			close_line(r, freeslot, 1);
+		}
+		p = freeslot;
+		if (line_start(&p->l, rec) < 0)
+			return -ENOMEM;
+		p->used = 1;
+		r->nused++;
+		p->caller = rec->caller;
+		p->boot_id = rec->boot_id;
+	}
+	queue_room(r);
+	return 0;
+}
+
+/* At the end of the records: gives up on the open lines flush asks for. */
+static void close_due(struct kmsg_reader *r)
+{
+	for (;;) {
+		struct pending *p;
+		oldest_open(r, &p);
+		if (!p || p->l.rec.real_ns >= r->flush_before)
+			break;
+		close_line(r, p, 1);
 	}
 }
 
 /*
- * The joining step.  Fragments are held per (caller, boot) until a record
- * of the same caller without KMSG_FRAGMENT completes the line; records of
- * other callers pass meanwhile.  Gaps reported on held records are carried
- * to the next record returned, so none is lost in the count.
+ * The joining step.  The common case, no line open and none waiting, is
+ * a raw read straight into *out.
  */
 static int next_joined(struct kmsg_reader *r, struct kmsg_record *out)
 {
 	struct kmsg_record rec;
-	int n;
+	int n, err;
 
 	for (;;) {
-		struct pending *p = NULL, *freeslot = NULL, *oldest = NULL;
-
-		if (r->stashed) {
-			r->stashed = 0;
-			rec = r->stash_rec;
-		} else if (!r->nused) {
-			/* The common case, no line in progress: straight into
-			 * *out, and a whole line is done. */
+		if (queue_ready(r))
+			return queue_pop(r, out);
+		if (!r->nused && !r->qlen) {
 			n = next_raw(r, out);
-			if (n <= 0)
+			if (n <= 0 || (out->flags & (KMSG_FRAGMENT | KMSG_GAP)) != KMSG_FRAGMENT)
 				return n;
-			if (!(out->flags & KMSG_FRAGMENT)) {
-				add_carry(r, out);
-				return 1;
-			}
 			rec = *out;
 		} else {
 			n = next_raw(r, &rec);
 			if (n < 0)
 				return n;
 			if (n == 0) {
-				for (int i = 0; i < JOIN_SLOTS; i++) {
-					struct pending *q = &r->slots[i];
-					if (q->used && q->first.real_ns < r->flush_before &&
-					    (!p || q->age < p->age))
-						p = q;
-				}
-				if (!p)
-					return 0;
-				n = emit_pending(r, p, out, 1);
-				if (n > 0)
-					add_carry(r, out);
-				return n;
+				close_due(r);
+				if (queue_ready(r))
+					return queue_pop(r, out);
+				return 0;
 			}
 		}
-		if (!r->nused && !(rec.flags & KMSG_FRAGMENT)) {
-			/* The common case: no line in progress, a whole line. */
-			*out = rec;
-			add_carry(r, out);
-			return 1;
-		}
-		for (int i = 0; i < JOIN_SLOTS; i++) {
-			struct pending *q = &r->slots[i];
-			if (!q->used) {
-				if (!freeslot)
-					freeslot = q;
-				continue;
-			}
-			if (q->caller == rec.caller && q->boot_id == rec.boot_id)
-				p = q;
-			if (!oldest || q->age < oldest->age)
-				oldest = q;
-		}
-		if (!p && !(rec.flags & KMSG_FRAGMENT)) {
-			*out = rec;
-			add_carry(r, out);
-			return 1;
-		}
-		if (p && p->len + rec.text_len > JOIN_MAX) {
-			/* Too long to join: return what we have as a part. */
-			stash(r, &rec);
-			n = emit_pending(r, p, out, 1);
-			if (n > 0)
-				add_carry(r, out);
-			return n;
-		}
-		if (!p) {
-			if (!freeslot) {
-				/* Too many callers mid-line: the oldest goes out
-				 * as it is, this record is taken next time. */
-				stash(r, &rec);
-				n = emit_pending(r, oldest, out, 1);
-				if (n > 0)
-					add_carry(r, out);
-				return n;
-			}
-			p = freeslot;
-			p->used = 1;
-			r->nused++;
-			p->caller = rec.caller;
-			p->boot_id = rec.boot_id;
-			p->age = r->age++;
-			p->first = rec;
-			p->len = p->flen = 0;
-			r->carry_lost += rec.lost;
-			r->carry_damaged += rec.damaged;
-			p->first.lost = p->first.damaged = 0;
-		} else {
-			r->carry_lost += rec.lost;
-			r->carry_damaged += rec.damaged;
-		}
-		if (add_part(p, &rec) < 0)
-			return -ENOMEM;
-		if (!(rec.flags & KMSG_FRAGMENT)) {
-			n = emit_pending(r, p, out, 0);
-			if (n > 0)
-				add_carry(r, out);
-			return n;
-		}
+		err = take(r, &rec);
+		if (err)
+			return err;
 	}
 }
 
@@ -481,6 +673,9 @@ void kmsg_reader_flush(struct kmsg_reader *r, int64_t older_than_real_ns)
 		r->flush_before = older_than_real_ns;
 }
 
+/* ------------------------------------------------------------------ */
+/* Seeking                                                             */
+
 /*
  * The first valid record at or after logical position from and before
  * limit; 0 and *found unset if there is none.  Racing writers can make it
@@ -495,10 +690,9 @@ static int find_record(struct kmsg_reader *r, uint64_t from, uint64_t limit,
 		uint64_t len;
 		if (c->magic != REC_MAGIC || c->pos != p)
 			continue;
-		len = ring_check_record(log, p, NULL);
+		len = ring_check_record(log, p, hd);
 		if (!len)
 			continue;
-		memcpy(hd, c, REC_HDR);
 		if (hd->flags & REC_PAD) {
 			p += len - REC_ALIGN;
 			continue;
@@ -509,9 +703,22 @@ static int find_record(struct kmsg_reader *r, uint64_t from, uint64_t limit,
 	return 0;
 }
 
+/* Places the reader at pos, expecting the record numbered seq there. */
+static void place(struct kmsg_reader *r, uint64_t pos, uint64_t seq)
+{
+	r->pos = pos;
+	r->expect = seq;
+	r->expect_known = 1;
+	r->overtaken = r->in_damage = 0;
+	drop_pending(r);
+}
+
 /*
  * Bisects [head, tail) by position for the first record whose key (seq or
  * real time) is >= want.  Keys grow with position, so O(log n) probes.
+ * The reader then expects that record's number (or, at the end, the next
+ * one a writer gives): records evicted before the seek are not this
+ * reader's loss, those evicted after it are.
  */
 static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
 		   int64_t want_ns)
@@ -519,13 +726,16 @@ static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
 	const struct kmsg_hdr *h = r->log->hdr;
 
 	for (int attempt = 0; attempt < 16; attempt++) {
-		uint64_t head, tail, lo, hi, best;
-		int err = load_window(r->log, &head, &tail);
+		uint64_t head, tail, now_tail, lo, hi, best, best_seq, end;
+		int err = end_seq(r->log, &tail, &end);
 
+		if (!err)
+			err = load_window(r->log, &head, &now_tail);
 		if (err)
 			return err;
 		lo = head;
 		hi = best = tail;
+		best_seq = end;
 
 		/* Invariant: every record before lo is before the key; the
 		 * answer is best or a record in [lo, hi). */
@@ -538,47 +748,50 @@ static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
 				lo = at + hd.len;
 			} else {
 				best = at;
+				best_seq = hd.seq;
 				hi = at;
 			}
 		}
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&h->head, memory_order_relaxed) <= best) {
-			r->pos = best;
-			r->expect_known = 0;
-			r->overtaken = r->in_damage = 0;
-			drop_pending(r);
+			place(r, best, best_seq);
 			return 0;
 		}
 	}
-	return kmsg_reader_seek(r, KMSG_SEEK_OLDEST);
-}
-
-int kmsg_reader_seek(struct kmsg_reader *r, enum kmsg_whence whence)
-{
-	const struct kmsg_hdr *h;
-	if (!r)
-		return KMSG_EINVAL;
-	h = r->log->hdr;
-	switch (whence) {
-	case KMSG_SEEK_OLDEST:
-	case KMSG_SEEK_END: {
+	/* Overtaken at every try: start at head, knowing nothing. */
+	{
 		uint64_t head, tail;
 		int err = load_window(r->log, &head, &tail);
 		if (err)
 			return err;
-		r->pos = whence == KMSG_SEEK_OLDEST ? head : tail;
-		break;
+		place(r, head, 0);
+		r->expect_known = 0;
 	}
+	return 0;
+}
+
+int kmsg_reader_seek(struct kmsg_reader *r, enum kmsg_whence whence)
+{
+	uint64_t tail, seq;
+	int err;
+
+	if (!r)
+		return KMSG_EINVAL;
+	switch (whence) {
+	case KMSG_SEEK_OLDEST:
+		return seek_by(r, 0, 0, 0);
+	case KMSG_SEEK_END:
+		err = end_seq(r->log, &tail, &seq);
+		if (err)
+			return err;
+		place(r, tail, seq);
+		return 0;
 	case KMSG_SEEK_CLEARED:
-		return kmsg_reader_seek_seq(r, atomic_load_explicit(&h->clear_seq,
+		return kmsg_reader_seek_seq(r, atomic_load_explicit(&r->log->hdr->clear_seq,
 						 memory_order_acquire));
 	default:
 		return KMSG_EINVAL;
 	}
-	r->expect_known = 0;
-	r->overtaken = r->in_damage = 0;
-	drop_pending(r);
-	return 0;
 }
 
 int kmsg_reader_seek_seq(struct kmsg_reader *r, uint64_t seq)
@@ -620,7 +833,7 @@ int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms)
 
 		if (ring_norm(log, r->pos) < tail)
 			return 1;
-		if (r->stashed)
+		if (queue_ready(r))
 			return 1;
 		if (timeout_ms >= 0) {
 			if (now >= deadline)

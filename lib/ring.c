@@ -169,25 +169,32 @@ uint64_t ring_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 }
 
 uint64_t ring_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
-		       const unsigned char *p)
+		       const unsigned char *p, struct rec_hdr *hd)
 {
-	uint64_t len = ring_header_at(log, pos, phys, p);
 	struct rec_hdr h;
+	uint64_t len;
 
+	/* One copy of the header, checked and then used: p may be the
+	 * mapping, where a writer (or a hostile one) can change the
+	 * lengths between two reads. */
+	memcpy(&h, p, REC_HDR);
+	len = ring_header_at(log, pos, phys, (const unsigned char *)&h);
 	if (!len)
 		return 0;
-	memcpy(&h, p, REC_HDR);
+	/* A pad's checksum covers its header alone (its lengths are 0). */
 	if (rec_crc_finish(rec_crc_body(p, (uint32_t)rec_size(h.text_len, h.fields_len)),
 			   h.seq, h.pos, h.len) != h.crc)
 		return 0;
+	if (hd)
+		*hd = h;
 	return len;
 }
 
 uint64_t ring_check_record(const struct kmsg_log *log, uint64_t pos,
-			   const unsigned char *copy)
+			   struct rec_hdr *hd)
 {
 	uint64_t phys = pos % log->data_size;
-	return ring_check_at(log, pos, phys, copy ? copy : log->data + phys);
+	return ring_check_at(log, pos, phys, log->data + phys, hd);
 }
 
 static inline void cpu_relax(void)
@@ -276,14 +283,14 @@ void ring_recover_locked(struct kmsg_log *log)
 
 	for (;;) {
 		uint64_t pos = ring_norm(log, tail), len;
-		const struct rec_hdr *r;
+		struct rec_hdr hd;
+		const struct rec_hdr *r = &hd;
 
 		if (pos + REC_HDR - head > log->data_size)
 			break;  /* would run into the oldest record */
-		len = ring_check_record(log, pos, NULL);
+		len = ring_check_record(log, pos, &hd);
 		if (!len)
 			break;
-		r = (const void *)(log->data + pos % log->data_size);
 		/* seq + 1 == next: the writer died between W4 and W5.  No
 		 * older record can sit at tail with that number, because a
 		 * record is shorter than the ring. */
@@ -472,7 +479,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 	int err;
 
 	if (!log || !e || e->version != KMSG_ENTRY_VERSION ||
-	    (e->flags & ~(unsigned)(KMSG_FRAGMENT | KMSG_TIMES)) ||
+	    (e->flags & ~(unsigned)(KMSG_FRAGMENT | KMSG_BEGIN | KMSG_TIMES)) ||
 	    (!e->text && e->text_len) || (!e->fields && e->nfields))
 		return KMSG_EINVAL;
 	if (!(log->flags & KMSG_OPEN_WRITE))
@@ -512,7 +519,8 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 	r->text_len = (uint16_t)e->text_len;
 	r->fields_len = (uint16_t)fields_len;
 	r->prio = (uint8_t)(e->facility << 3 | e->level);
-	r->flags = e->flags & KMSG_FRAGMENT ? REC_FRAGMENT : 0;
+	r->flags = (e->flags & KMSG_FRAGMENT ? REC_FRAGMENT : 0) |
+		   (e->flags & KMSG_BEGIN ? REC_BEGIN : 0);
 	if (e->text_len)
 		memcpy(buf + REC_HDR, e->text, e->text_len);
 	put_fields(buf + REC_HDR + e->text_len, e);

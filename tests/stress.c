@@ -181,14 +181,21 @@ static void follower(int k)
 			_exit(2);
 		while (kmsg_reader_next(r, &rec) == 1) {
 			unsigned w, inc, i;
+			/* Every number from the one the seek expected is seen or
+			 * reported, the first record's included. */
 			if (!prev)
-				atomic_store(&st->first, rec.seq);
+				atomic_store(&st->first, rec.seq - rec.lost - rec.damaged);
 			else if (rec.seq != prev + 1 + rec.lost + rec.damaged)
-				atomic_fetch_add(&st->bad, 1);
-			if (!text_ok(&rec, &w, &inc, &i))
 				atomic_fetch_add(&st->bad, 1);
 			atomic_fetch_add(&st->lost, rec.lost);
 			atomic_fetch_add(&st->damaged, rec.damaged);
+			if (rec.flags & KMSG_GAP) {  /* no record: numbers up to seq - 1 */
+				prev = rec.seq - 1;
+				atomic_store(&st->last, prev);
+				continue;
+			}
+			if (!text_ok(&rec, &w, &inc, &i))
+				atomic_fetch_add(&st->bad, 1);
 			atomic_fetch_add(&st->seen, 1);
 			atomic_store(&st->last, rec.seq);
 			prev = rec.seq;

@@ -104,14 +104,20 @@ Test(reader, seek_by_sequence_and_time)
 	kmsg_log_close(log);
 }
 
-static void frag(struct kmsg_log *log, uint32_t caller, const char *text, int more)
+/* Appends text for caller with flags (KMSG_FRAGMENT, KMSG_BEGIN). */
+static void append_as(struct kmsg_log *log, uint32_t caller, const char *text, unsigned flags)
 {
 	struct kmsg_entry e = KMSG_ENTRY_INIT;
 	e.caller = caller;
 	e.text = text;
 	e.text_len = strlen(text);
-	e.flags = more ? KMSG_FRAGMENT : 0;
+	e.flags = flags;
 	cr_assert_eq(kmsg_log_append(NULL, log, &e), 0);
+}
+
+static void frag(struct kmsg_log *log, uint32_t caller, const char *text, int more)
+{
+	append_as(log, caller, text, more ? KMSG_FRAGMENT : 0);
 }
 
 Test(reader, fragments_are_joined_per_caller)
@@ -331,5 +337,216 @@ Test(reader, append_makes_no_system_call_without_followers)
 		  WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	cr_assert_eq(WEXITSTATUS(st), 0);
 	cr_assert_geq(tu_count(log, NULL, NULL), 1001);
+	kmsg_log_close(log);
+}
+
+/* frag() with KMSG_BEGIN: a record that starts a new line. */
+static void begin(struct kmsg_log *log, uint32_t caller, const char *text, int more)
+{
+	append_as(log, caller, text, KMSG_BEGIN | (more ? KMSG_FRAGMENT : 0));
+}
+
+/* The text of the next joined line, asserted to exist. */
+static const char *next_text(struct kmsg_reader *r, struct kmsg_record *rec)
+{
+	static char buf[256];
+	cr_assert_eq(next_rec(r, rec), 1, "another line");
+	cr_assert_lt(rec->text_len, sizeof(buf));
+	memcpy(buf, rec->text, rec->text_len);
+	buf[rec->text_len] = 0;
+	return buf;
+}
+
+Test(reader, a_new_line_ends_the_open_one_as_printk_does)
+{
+	struct kmsg_log *log = tu_create("b.log", 65536, 0);
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+
+	/* xargs -P children of one parent, each leaving a line open */
+	begin(log, 7, "x1 ", 1);
+	begin(log, 7, "x2 ", 1);
+	begin(log, 7, "x3 ", 1);
+	/* a script: a line left open, then a plain message, then a
+	 * continuation that has no line to continue */
+	begin(log, 8, "checking... ", 1);
+	begin(log, 8, "meanwhile", 0);
+	frag(log, 8, "ok", 0);
+	/* and the ordinary case still joins */
+	begin(log, 9, "one ", 1);
+	frag(log, 9, "two", 0);
+
+	kmsg_reader_new(&r, log, KMSG_READER_JOIN | KMSG_READER_ORDER);
+	kmsg_reader_flush(r, INT64_MAX);
+	cr_assert_str_eq(next_text(r, &rec), "x1 ");
+	cr_assert_eq(rec.flags & KMSG_PARTIAL, KMSG_PARTIAL, "ended before its end came");
+	cr_assert_str_eq(next_text(r, &rec), "x2 ");
+	cr_assert_str_eq(next_text(r, &rec), "x3 ");
+	cr_assert_str_eq(next_text(r, &rec), "checking... ");
+	cr_assert_str_eq(next_text(r, &rec), "meanwhile");
+	cr_assert_str_eq(next_text(r, &rec), "ok");
+	cr_assert_str_eq(next_text(r, &rec), "one two");
+	cr_assert_eq(rec.flags & KMSG_PARTIAL, 0);
+	cr_assert_eq(next_rec(r, &rec), 0);
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+}
+
+Test(reader, ordered_lines_come_where_they_began)
+{
+	struct kmsg_log *log = tu_create("ord.log", 65536, 0);
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	uint64_t prev_ns = 0;
+
+	frag(log, 1, "A-begins ", 1);
+	frag(log, 2, "B whole", 0);
+	frag(log, 3, "C-begins ", 1);
+	frag(log, 1, "A-ends", 0);
+	frag(log, 4, "D whole", 0);
+	frag(log, 3, "C-ends", 0);
+
+	/* Without ORDER: as they complete, the follower's view. */
+	kmsg_reader_new(&r, log, KMSG_READER_JOIN);
+	cr_assert_str_eq(next_text(r, &rec), "B whole");
+	cr_assert_str_eq(next_text(r, &rec), "A-begins A-ends");
+	cr_assert_str_eq(next_text(r, &rec), "D whole");
+	cr_assert_str_eq(next_text(r, &rec), "C-begins C-ends");
+	kmsg_reader_free(r);
+
+	/* With ORDER: where they began, so times never go backwards. */
+	kmsg_reader_new(&r, log, KMSG_READER_JOIN | KMSG_READER_ORDER);
+	const char *want[] = { "A-begins A-ends", "B whole", "C-begins C-ends", "D whole" };
+	for (int i = 0; i < 4; i++) {
+		cr_assert_str_eq(next_text(r, &rec), want[i]);
+		cr_assert_geq((uint64_t)rec.boot_ns, prev_ns, "time order");
+		prev_ns = (uint64_t)rec.boot_ns;
+	}
+	cr_assert_eq(next_rec(r, &rec), 0);
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+}
+
+Test(reader, an_open_line_holds_back_what_follows_and_the_clear_mark)
+{
+	struct kmsg_log *log = tu_create("hold.log", 65536, 0);
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+
+	tu_append(log, "before");                  /* 1 */
+	frag(log, 5, "E-long ", 1);               /* 2 */
+	frag(log, 6, "F-begins ", 1);             /* 3: straddles nothing yet */
+	tu_append(log, "behind both");             /* 4 */
+	frag(log, 6, "F-ends", 0);                /* 5: F complete, but E still open */
+
+	kmsg_reader_new(&r, log, KMSG_READER_JOIN | KMSG_READER_ORDER);
+	/* what read -c does: lines younger than the wait stay open */
+	kmsg_reader_flush(r, INT64_MIN);
+	cr_assert_str_eq(next_text(r, &rec), "before");
+	cr_assert_eq(next_rec(r, &rec), 0, "everything after the open line waits");
+	cr_assert_eq(kmsg_reader_position(r), 2, "the mark stays at the open line");
+
+	/* the line completes later; a reader from the mark sees it whole */
+	frag(log, 5, "E-ends", 0);                /* 6 */
+	cr_assert_str_eq(next_text(r, &rec), "E-long E-ends");
+	cr_assert_str_eq(next_text(r, &rec), "F-begins F-ends");
+	cr_assert_str_eq(next_text(r, &rec), "behind both");
+	cr_assert_eq(next_rec(r, &rec), 0);
+	cr_assert_eq(kmsg_reader_position(r), 7);
+	kmsg_reader_free(r);
+
+	kmsg_reader_new(&r, log, KMSG_READER_JOIN | KMSG_READER_ORDER);
+	cr_assert_eq(kmsg_reader_seek_seq(r, 2), 0);
+	cr_assert_str_eq(next_text(r, &rec), "E-long E-ends");
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+}
+
+Test(reader, an_open_line_holds_back_a_bounded_amount)
+{
+	struct kmsg_log *log = tu_create("bound.log", 8 << 20, 0);
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	char text[1001];
+	size_t n = 0;
+
+	memset(text, 'z', 1000);
+	text[1000] = 0;
+	frag(log, 5, "never ends ", 1);
+	for (int i = 0; i < 3000; i++)  /* 3 MB behind it */
+		tu_append(log, text);
+	kmsg_reader_new(&r, log, KMSG_READER_JOIN | KMSG_READER_ORDER);
+	cr_assert_eq(next_rec(r, &rec), 1);
+	cr_assert_eq(rec.flags & KMSG_PARTIAL, KMSG_PARTIAL, "given up on, in its place");
+	cr_assert_eq(rec.seq, 1);
+	while (next_rec(r, &rec) == 1)
+		n++;
+	cr_assert_eq(n, 3000);
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+}
+
+Test(reader, overtaken_before_its_first_record_says_so)
+{
+	struct kmsg_log *log = tu_create("first.log", 8192, 0);
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	struct kmsg_stat st;
+	uint64_t want;
+
+	for (int i = 0; i < 20; i++)
+		tu_append(log, "old");
+	/* follow -n 0: from the end; writers lap it before it reads */
+	kmsg_reader_new(&r, log, 0);
+	cr_assert_eq(kmsg_reader_seek(r, KMSG_SEEK_END), 0);
+	want = kmsg_reader_position(r);
+	cr_assert_eq(want, 21);
+	for (int i = 0; i < 500; i++)
+		tu_append(log, "a record that pushes the reader out of the ring");
+	kmsg_log_stat(&st, log);
+	cr_assert_eq(next_rec(r, &rec), 1);
+	cr_assert_eq(rec.seq, st.first_seq);
+	cr_assert_eq(rec.lost, st.first_seq - want, "lost %lu of the new records",
+		     (unsigned long)rec.lost);
+	/* the same after a seek by number (follow -n N, read from the mark) */
+	cr_assert_eq(kmsg_reader_seek_seq(r, st.next_seq - 3), 0);
+	for (int i = 0; i < 500; i++)
+		tu_append(log, "a record that pushes the reader out of the ring");
+	kmsg_log_stat(&st, log);
+	cr_assert_eq(next_rec(r, &rec), 1);
+	cr_assert_eq(rec.seq + 0, st.first_seq);
+	cr_assert_eq(rec.lost, st.first_seq - (st.next_seq - 500 - 3));
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+}
+
+Test(reader, records_missing_at_the_end_are_reported)
+{
+	struct kmsg_log *log = tu_create("end.log", 65536, 0);
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	uint64_t s;
+
+	for (int i = 0; i < 10; i++)
+		s = tu_append(log, "record");
+	/* the last three destroyed (as a cut or torn end leaves them) */
+	{
+		uint64_t head = log->hdr->head, pos = head;
+		for (uint64_t q = 1; q <= 7; q++)
+			pos += ((struct rec_hdr *)(log->data + pos % log->data_size))->len;
+		memset(log->data + pos % log->data_size, 0, log->hdr->tail - pos);
+	}
+	kmsg_reader_new(&r, log, KMSG_READER_JOIN | KMSG_READER_ORDER);
+	for (int i = 0; i < 7; i++)
+		cr_assert_str_eq(next_text(r, &rec), "record");
+	cr_assert_eq(next_rec(r, &rec), 1);
+	cr_assert_eq(rec.flags, KMSG_GAP);
+	cr_assert_eq(rec.damaged, 3);
+	cr_assert_eq(rec.seq, s + 1, "the number the next record gets");
+	cr_assert_eq(next_rec(r, &rec), 0, "reported once");
+	s = tu_append(log, "after");
+	cr_assert_str_eq(next_text(r, &rec), "after");
+	cr_assert_eq(rec.damaged + rec.lost, 0);
+	kmsg_reader_free(r);
 	kmsg_log_close(log);
 }

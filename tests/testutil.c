@@ -75,6 +75,8 @@ size_t tu_count(struct kmsg_log *log, uint64_t *first, uint64_t *last)
 
 	cr_assert_eq(kmsg_reader_new(&r, log, 0), 0);
 	while ((rc = kmsg_reader_next(r, &rec)) == 1) {
+		if (rec.flags & KMSG_GAP)
+			continue;
 		if (n == 0 && first)
 			*first = rec.seq;
 		if (last)

@@ -19,7 +19,8 @@ struct kmsg_log *tu_create(const char *name, uint64_t size, uint32_t max_text);
 /* Appends text at user.info and returns its sequence number (asserts success). */
 uint64_t tu_append(struct kmsg_log *log, const char *text);
 
-/* Reads every record now in log from the oldest: count, and the last one's seq. */
+/* Reads every record now in log from the oldest: count, and the first and
+ * last one's seq (gaps the reader reports are not records). */
 size_t tu_count(struct kmsg_log *log, uint64_t *first, uint64_t *last);
 
 /* clock_gettime(clock) in nanoseconds. */

@@ -144,19 +144,33 @@ struct kmsg_field {
 	size_t value_len;
 };
 
-/* Flags of a record (struct kmsg_entry.flags and struct kmsg_record.flags). */
+/*
+ * Flags of a record (struct kmsg_entry.flags and struct kmsg_record.flags).
+ *
+ * Lines in parts: a record with KMSG_FRAGMENT leaves its caller's line
+ * open, and the caller's next record continues it, unless that record has
+ * KMSG_BEGIN: then the open line ends as it is and a new one begins, as a
+ * printk without KERN_CONT does in the kernel.  A thread that writes its
+ * own lines needs neither flag on the last part; a program that writes on
+ * behalf of others (kmsg emit, for a shell script) marks every record that
+ * does not continue a line with KMSG_BEGIN.
+ */
 enum {
 	KMSG_FRAGMENT = 1 << 0, /* the line continues in a later record of the
 	                           same caller */
 	KMSG_PARTIAL  = 1 << 1, /* (read side, joined lines only) the line was
-	                           never completed: its last fragment is shown */
+	                           never completed: what came of it is shown */
 	KMSG_TIMES    = 1 << 2, /* (append side) use the entry's timestamps */
+	KMSG_BEGIN    = 1 << 3, /* the record begins a new line: a line its
+	                           caller left open ends before it */
+	KMSG_GAP      = 1 << 4, /* (read side) no record: only the gap before
+	                           seq, in lost and damaged (see kmsg_reader_next) */
 };
 
 #define KMSG_ENTRY_VERSION 1
 struct kmsg_entry {
 	unsigned version;       /* KMSG_ENTRY_VERSION */
-	unsigned flags;         /* KMSG_FRAGMENT, KMSG_TIMES */
+	unsigned flags;         /* KMSG_FRAGMENT, KMSG_BEGIN, KMSG_TIMES */
 	int facility;           /* 0..23 */
 	int level;              /* 0 (emerg) .. 7 (debug) */
 	const char *text;
@@ -210,7 +224,7 @@ struct kmsg_record {
 	uint32_t caller;
 	unsigned facility;
 	unsigned level;
-	unsigned flags;         /* KMSG_FRAGMENT, KMSG_PARTIAL */
+	unsigned flags;         /* KMSG_FRAGMENT, KMSG_BEGIN, KMSG_PARTIAL, KMSG_GAP */
 	const char *text;       /* not NUL-terminated; may hold any bytes */
 	size_t text_len;
 	const unsigned char *fields; /* walk with kmsg_field_next() */
@@ -234,11 +248,19 @@ struct kmsg_reader;
 
 /* Flags of kmsg_reader_new(). */
 enum {
-	KMSG_READER_JOIN = 1 << 0, /* return whole lines: fragments are joined
-	                              per caller (see kmsg_reader_next) */
+	KMSG_READER_JOIN  = 1 << 0, /* return whole lines: fragments are joined
+	                               per caller (see kmsg_reader_next) */
+	KMSG_READER_ORDER = 1 << 1, /* with JOIN: return lines in the order they
+	                               began, not the order they were completed */
 };
 
-/* A new reader of log, positioned at the oldest stored record. */
+/*
+ * A new reader of log, positioned at the oldest stored record.  A joining
+ * reader holds at most 64 callers' open lines and, with KMSG_READER_ORDER,
+ * at most 4096 lines or 1 MiB of text and fields held back behind an open
+ * line; past either bound the oldest open line is returned as it is
+ * (KMSG_PARTIAL), so memory stays bounded whatever the log holds.
+ */
 int kmsg_reader_new(struct kmsg_reader **out, struct kmsg_log *log,
 		    unsigned flags);
 void kmsg_reader_free(struct kmsg_reader *r);
@@ -249,7 +271,12 @@ enum kmsg_whence {
 	KMSG_SEEK_END,     /* after the newest record: only new ones follow */
 };
 
-/* Moves the reader; pending fragments of a joining reader are dropped. */
+/*
+ * Moves the reader; pending fragments of a joining reader are dropped.
+ * After any seek the reader knows the number of the record it expects
+ * first, so writers that overtake it before its first read show as lost
+ * records on the first record it returns.
+ */
 int kmsg_reader_seek(struct kmsg_reader *r, enum kmsg_whence whence);
 
 /*
@@ -270,11 +297,20 @@ int kmsg_reader_seek_time(struct kmsg_reader *r, int64_t real_ns);
  * Returns the next record: 1 and *rec filled, 0 if there is none yet, or a
  * negative code.  A reader overtaken by writers continues at the oldest
  * record and reports how many it lost in rec->lost; damaged records are
- * skipped and counted in rec->damaged.  Never blocks and never writes.
+ * skipped and counted in rec->damaged.  Records missing where no record
+ * follows them (the end of a log cut short, or damaged at its end) are
+ * returned as a record flagged KMSG_GAP: no text, no fields, seq the
+ * number the next record will have, the count in lost or damaged.  Every
+ * gap is reported once, in one of these two ways.  Never blocks and never
+ * writes.
  *
  * A joining reader holds back fragments until their caller's line is
- * complete and returns the joined line, with the sequence number and times
- * of its first fragment; a line never mixes two callers' text.  Use
+ * complete (see KMSG_FRAGMENT and KMSG_BEGIN) and returns the joined line,
+ * with the sequence number and times of its first fragment; a line never
+ * mixes two callers' text, and a line of more than 65535 bytes is returned
+ * in parts marked KMSG_PARTIAL.  Without KMSG_READER_ORDER lines come as
+ * they are completed (what a live follower wants); with it, in the order
+ * they began, other records waiting behind an open line.  Use
  * kmsg_reader_flush() to have incomplete lines returned too.
  */
 int kmsg_reader_next(struct kmsg_reader *r, struct kmsg_record *rec);
@@ -286,7 +322,13 @@ int kmsg_reader_next(struct kmsg_reader *r, struct kmsg_record *rec);
  */
 void kmsg_reader_flush(struct kmsg_reader *r, int64_t older_than_real_ns);
 
-/* The sequence number the reader will return next (or expects next). */
+/*
+ * The lowest sequence number the reader has not returned yet: every record
+ * below it was returned (alone or as part of a line), none from it on.
+ * For a joining reader this is the first fragment of the oldest line still
+ * open, or of a line held back behind it; kmsg_log_clear() with it clears
+ * exactly what was returned.
+ */
 uint64_t kmsg_reader_position(const struct kmsg_reader *r);
 
 /*
