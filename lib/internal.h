@@ -127,6 +127,7 @@ struct kmsg_log {
 	unsigned flags;           /* KMSG_OPEN_* */
 	unsigned char *map;
 	uint64_t map_size;
+	uint64_t opened_size;     /* the file's size when it was mapped */
 	struct kmsg_hdr *hdr;
 	unsigned char *data;
 	uint64_t data_size;

@@ -266,6 +266,7 @@ static int map_log(struct kmsg_log *log, uint64_t size, uint64_t have)
 	}
 	log->map = m;
 	log->map_size = size;
+	log->opened_size = have;
 	log->hdr = m;
 	log->data = (unsigned char *)m + HDR_SIZE;
 	return 0;
@@ -696,6 +697,23 @@ int kmsg_log_create(struct kmsg_log **out, const char *path,
 			return r;
 	}
 	return -EEXIST;
+}
+
+int kmsg_log_file_changed(struct kmsg_log *log, const char *path)
+{
+	struct stat now, ours;
+
+	if (!log || !path)
+		return KMSG_EINVAL;
+	if (stat(path, &now) < 0)
+		return errno == ENOENT ? KMSG_FILE_GONE : -errno;
+	if (fstat(log->fd, &ours) < 0)
+		return -errno;
+	if (now.st_dev != ours.st_dev || now.st_ino != ours.st_ino)
+		return KMSG_FILE_REPLACED;
+	if ((uint64_t)ours.st_size != log->opened_size)
+		return KMSG_FILE_RESIZED;
+	return KMSG_FILE_SAME;
 }
 
 void kmsg_log_close(struct kmsg_log *log)

@@ -111,7 +111,7 @@ int kmsg_field_next(struct kmsg_field *f, const struct kmsg_record *rec,
 }
 
 static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
-		   int64_t want_ns);
+		   int64_t want_ns, uint64_t expect);
 
 int kmsg_reader_new(struct kmsg_reader **out, struct kmsg_log *log,
 		    unsigned flags)
@@ -132,7 +132,7 @@ int kmsg_reader_new(struct kmsg_reader **out, struct kmsg_log *log,
 	r->log = log;
 	r->flags = flags;
 	r->flush_before = INT64_MIN;
-	err = seek_by(r, 0, 0, 0);
+	err = seek_by(r, 0, 0, 0, UINT64_MAX);
 	if (err == KMSG_ECORRUPT) {
 		/* A header only a writer can repair: the reader exists, and
 		 * says so at its first read. */
@@ -309,7 +309,11 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 			phys = 0;
 		}
 		if (pos >= tail) {
-			r->pos = pos;
+			/* Beyond the end: the end moved back under the reader
+			 * (a writer rebuilt the header of a log cut short or
+			 * torn, dropping records it had not read).  It waits
+			 * at the new end, and what is gone is a gap. */
+			r->pos = pos > ring_norm(log, tail) ? tail : pos;
 			return end_gap(r, tail, rec);
 		}
 		if (pos < head) {
@@ -703,13 +707,18 @@ static int find_record(struct kmsg_reader *r, uint64_t from, uint64_t limit,
 	return 0;
 }
 
-/* Places the reader at pos, expecting the record numbered seq there. */
-static void place(struct kmsg_reader *r, uint64_t pos, uint64_t seq)
+/*
+ * Places the reader at pos, where the record numbered seq is, expecting
+ * the number expect (at most seq): numbers between them are gone already,
+ * evicted after the caller chose expect, and show as lost.
+ */
+static void place(struct kmsg_reader *r, uint64_t pos, uint64_t seq, uint64_t expect)
 {
 	r->pos = pos;
-	r->expect = seq;
+	r->expect = expect < seq ? expect : seq;
 	r->expect_known = 1;
-	r->overtaken = r->in_damage = 0;
+	r->overtaken = r->expect < seq;
+	r->in_damage = 0;
 	drop_pending(r);
 }
 
@@ -717,11 +726,11 @@ static void place(struct kmsg_reader *r, uint64_t pos, uint64_t seq)
  * Bisects [head, tail) by position for the first record whose key (seq or
  * real time) is >= want.  Keys grow with position, so O(log n) probes.
  * The reader then expects that record's number (or, at the end, the next
- * one a writer gives): records evicted before the seek are not this
- * reader's loss, those evicted after it are.
+ * one a writer gives), or expect if that is lower: a reader told where to
+ * start by number reports the records from there that are gone.
  */
 static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
-		   int64_t want_ns)
+		   int64_t want_ns, uint64_t expect)
 {
 	const struct kmsg_hdr *h = r->log->hdr;
 
@@ -754,7 +763,7 @@ static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
 		}
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&h->head, memory_order_relaxed) <= best) {
-			place(r, best, best_seq);
+			place(r, best, best_seq, expect);
 			return 0;
 		}
 	}
@@ -764,8 +773,9 @@ static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
 		int err = load_window(r->log, &head, &tail);
 		if (err)
 			return err;
-		place(r, head, 0);
+		place(r, head, 0, 0);
 		r->expect_known = 0;
+		r->overtaken = 0;
 	}
 	return 0;
 }
@@ -779,16 +789,17 @@ int kmsg_reader_seek(struct kmsg_reader *r, enum kmsg_whence whence)
 		return KMSG_EINVAL;
 	switch (whence) {
 	case KMSG_SEEK_OLDEST:
-		return seek_by(r, 0, 0, 0);
+		return seek_by(r, 0, 0, 0, UINT64_MAX);
 	case KMSG_SEEK_END:
 		err = end_seq(r->log, &tail, &seq);
 		if (err)
 			return err;
-		place(r, tail, seq);
+		place(r, tail, seq, seq);
 		return 0;
 	case KMSG_SEEK_CLEARED:
-		return kmsg_reader_seek_seq(r, atomic_load_explicit(&r->log->hdr->clear_seq,
-						 memory_order_acquire));
+		/* Records evicted before the seek are not this reader's. */
+		return seek_by(r, 0, atomic_load_explicit(&r->log->hdr->clear_seq,
+							  memory_order_acquire), 0, UINT64_MAX);
 	default:
 		return KMSG_EINVAL;
 	}
@@ -798,14 +809,14 @@ int kmsg_reader_seek_seq(struct kmsg_reader *r, uint64_t seq)
 {
 	if (!r)
 		return KMSG_EINVAL;
-	return seek_by(r, 0, seq, 0);
+	return seek_by(r, 0, seq, 0, seq);
 }
 
 int kmsg_reader_seek_time(struct kmsg_reader *r, int64_t real_ns)
 {
 	if (!r)
 		return KMSG_EINVAL;
-	return seek_by(r, 1, 0, real_ns);
+	return seek_by(r, 1, 0, real_ns, UINT64_MAX);
 }
 
 int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms)

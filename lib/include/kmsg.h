@@ -114,6 +114,25 @@ int kmsg_log_create(struct kmsg_log **out, const char *path,
 /* Unmaps and closes; NULL is accepted.  Records appended stay in the file. */
 void kmsg_log_close(struct kmsg_log *log);
 
+/* What kmsg_log_file_changed() finds. */
+enum kmsg_file_change {
+	KMSG_FILE_SAME     = 0, /* path is the file the log was opened on */
+	KMSG_FILE_GONE     = 1, /* nothing is at path any more */
+	KMSG_FILE_REPLACED = 2, /* another file is at path (mv, a new log) */
+	KMSG_FILE_RESIZED  = 3, /* the same file, another size than at open:
+	                           cut short, or restored by a writer; the
+	                           mapping no longer shows all of it */
+};
+
+/*
+ * Compares the file at path with the one log was opened on, for a
+ * long-lived reader (kmsg follow) that wants to notice, as tail -F does,
+ * a log that was removed, replaced or resized under it and open it again.
+ * Returns a kmsg_file_change, or a negative code if path cannot be looked
+ * at for another reason.  Costs two system calls.
+ */
+int kmsg_log_file_changed(struct kmsg_log *log, const char *path);
+
 /* A snapshot of a log's state, as kmsg_log_stat() fills it. */
 struct kmsg_stat {
 	uint64_t file_size;     /* bytes */
@@ -281,7 +300,11 @@ int kmsg_reader_seek(struct kmsg_reader *r, enum kmsg_whence whence);
 
 /*
  * Moves the reader to the first stored record whose sequence number is
- * >= seq (the oldest one if seq is older, the end if it is newer).
+ * >= seq (the oldest one if seq is older, the end if it is newer).  The
+ * reader expects seq itself: records from seq on that are gone when it
+ * reads (evicted, damaged) are reported as lost on the first record, so a
+ * position kept from an earlier read (a consumer's) never hides a loss.
+ * KMSG_SEEK_CLEARED and the other seeks expect the record they land on.
  */
 int kmsg_reader_seek_seq(struct kmsg_reader *r, uint64_t seq);
 
