@@ -13,6 +13,7 @@ static const char *file_opt;
 const struct poptOption clear_options[] = {
 	{ "file", 'F', POPT_ARG_STRING, &file_opt, 0,
 	  "the log to clear (needs write permission)", "PATH" },
+	CLI_HELP_H
 	POPT_AUTOHELP
 	POPT_TABLEEND
 };
@@ -39,7 +40,7 @@ int cmd_clear(int argc, const char **argv)
 			  kind == SRC_DUMP ? "a kmsg dump" : "not a kmsg log");
 		goto out;
 	}
-	log = cli_open_log(path, KMSG_OPEN_WRITE, 0, 0);
+	log = cli_open_log(path, KMSG_OPEN_WRITE, NULL);
 	if (log == NULL)
 		goto out;
 	rc = kmsg_log_stat(&st, log);

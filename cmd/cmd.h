@@ -11,6 +11,7 @@
 #include <popt.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 /* Exit statuses. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -48,10 +49,28 @@ void cli_error(const char *what, const char *fmt, ...)
 void cli_lib_error(const char *what, int code);
 
 /*
- * Reports a popt parse error ("kmsg emit: --priority: missing argument")
- * and returns EXIT_USAGE.
+ * Bad usage of subcommand cmd: prints "kmsg: <what>: <why>" and the line
+ * "Try 'kmsg CMD --help' for more information.", returns EXIT_USAGE.
+ */
+int cli_usage_error(const char *cmd, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Reports a popt parse error ("kmsg: --priority: needs an argument") as a
+ * usage error and returns EXIT_USAGE.
  */
 int cli_popt_error(poptContext con, const char *cmd, int rc);
+
+/*
+ * dmesg's and logger's -h: every subcommand's table includes it (hidden,
+ * popt's own --help lists the option), and its parse loop calls
+ * cli_help() when popt returns CLI_OPT_H.
+ */
+#define CLI_OPT_H 'h'
+#define CLI_HELP_H \
+	{ NULL, 'h', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, NULL, CLI_OPT_H, NULL, NULL },
+/* Prints the subcommand's help to stdout and exits with status 0. */
+void cli_help(poptContext con) __attribute__((noreturn));
 
 /*
  * Parses the options of a subcommand that takes no other arguments:
@@ -63,23 +82,33 @@ int cli_parse_options(poptContext con, const char *cmd);
  * The log a subcommand works on: the --file option if given, else
  * $KMSG_FILE, else /var/log/kmsg for root and $XDG_STATE_HOME/kmsg/log
  * (~/.local/state/kmsg/log) for other users.  Returns a string that lives
- * as long as the process; NULL (after printing why) if none can be found.
+ * as long as the process; NULL (after printing why) if none can be found
+ * or --file is empty.
  */
 const char *cli_log_path(const char *file_opt);
 
 /*
- * Opens the log at path: for reading (flags 0) or writing.  With create,
- * a missing log (and missing parent directories of the default path) is
- * created with size bytes.  Prints the error and returns NULL on failure.
+ * Opens the log at path: for reading (flags 0) or writing.  With create
+ * (not NULL), a missing log (and its missing parent directories) is
+ * created with those options.  Prints the error and returns NULL on
+ * failure.
  */
-struct kmsg_log *cli_open_log(const char *path, unsigned flags, int create,
-			      uint64_t size);
+struct kmsg_log *cli_open_log(const char *path, unsigned flags,
+			      const struct kmsg_create_opts *create);
 
 /*
  * Parses a size: a number with an optional K, M, G or T suffix (powers of
  * 1024; KiB, MiB, ... are accepted too).  Returns 0 and stores it, or -1.
  */
 int cli_parse_size(uint64_t *out, const char *s);
+
+/*
+ * Parses the size of a new log (--log-size): a size as cli_parse_size()
+ * takes it that a log can have, with room for texts of max_text bytes.
+ * Returns 0, or EXIT_USAGE after saying what is wrong and what would do.
+ */
+int cli_parse_log_size(uint64_t *out, const char *s, uint32_t max_text,
+		       const char *cmd);
 
 /*
  * Call first thing: descriptors 0-2 that were closed are opened on
@@ -97,6 +126,17 @@ void cli_init(void);
  * saw), else 0.
  */
 int cli_need_stdout(void);
+
+/*
+ * For the log at path, described by st: if the file is shorter than its
+ * header says (a copy that stopped, a disk that lost its end), says so on
+ * stderr once and returns the bytes the file holds; else 0.  A pipe ("-")
+ * is never cut short here (reading one refuses that already).
+ */
+uint64_t cli_cut_short(const char *path, const struct kmsg_stat *st);
+
+/* clock_gettime(clock) in nanoseconds. */
+int64_t cli_now_ns(clockid_t clock);
 
 /* Ends quietly (status 0) if err is EPIPE: the reader went away. */
 void cli_exit_if_epipe(int err);

@@ -16,16 +16,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void cli_error(const char *what, const char *fmt, ...)
+/* "kmsg: <what>: <why>" without its newline; what came before on stdout first. */
+static void verror(const char *what, const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	fflush(stdout);
 	fputs("kmsg: ", stderr);
 	if (what)
 		fprintf(stderr, "%s: ", what);
-	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
+}
+
+void cli_error(const char *what, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verror(what, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -35,12 +41,36 @@ void cli_lib_error(const char *what, int code)
 	cli_error(what, "%s", kmsg_strerror(code));
 }
 
+int cli_usage_error(const char *cmd, const char *what, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verror(what, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'kmsg %s --help' for more information.\n", cmd);
+	return EXIT_USAGE;
+}
+
 int cli_popt_error(poptContext con, const char *cmd, int rc)
 {
-	fprintf(stderr, "kmsg %s: %s: %s\n", cmd,
-		poptBadOption(con, POPT_BADOPTION_NOALIAS), poptStrerror(rc));
-	fprintf(stderr, "Try 'kmsg %s --help' for more information.\n", cmd);
-	return EXIT_USAGE;
+	const char *why;
+
+	/* popt's own words, in the tool's */
+	switch (rc) {
+	case POPT_ERROR_NOARG:     why = "needs an argument"; break;
+	case POPT_ERROR_BADOPT:    why = "unknown option"; break;
+	case POPT_ERROR_BADNUMBER: why = "not a number"; break;
+	case POPT_ERROR_OVERFLOW:  why = "number out of range"; break;
+	default:                   why = poptStrerror(rc); break;
+	}
+	return cli_usage_error(cmd, poptBadOption(con, POPT_BADOPTION_NOALIAS), "%s", why);
+}
+
+void cli_help(poptContext con)
+{
+	poptPrintHelp(con, stdout, 0);
+	exit(EXIT_OK);
 }
 
 int cli_parse_options(poptContext con, const char *cmd)
@@ -48,15 +78,12 @@ int cli_parse_options(poptContext con, const char *cmd)
 	int rc;
 
 	while ((rc = poptGetNextOpt(con)) > 0)
-		;
+		if (rc == CLI_OPT_H)
+			cli_help(con);
 	if (rc < -1)
 		return cli_popt_error(con, cmd, rc);
-	if (poptPeekArg(con)) {
-		fprintf(stderr, "kmsg %s: unexpected argument '%s'\n"
-			"Try 'kmsg %s --help' for more information.\n",
-			cmd, poptPeekArg(con), cmd);
-		return EXIT_USAGE;
-	}
+	if (poptPeekArg(con))
+		return cli_usage_error(cmd, NULL, "unexpected argument '%s'", poptPeekArg(con));
 	return 0;
 }
 
@@ -65,8 +92,13 @@ const char *cli_log_path(const char *file_opt)
 	static char buf[PATH_MAX];
 	const char *env, *home;
 
-	if (file_opt && *file_opt)
-		return file_opt;
+	if (file_opt) {
+		if (*file_opt)
+			return file_opt;
+		cli_error("--file", "an empty path: give the log's path (or leave "
+			  "--file out for the default log)");
+		return NULL;
+	}
 	env = getenv("KMSG_FILE");
 	if (env && *env)
 		return env;
@@ -84,7 +116,11 @@ const char *cli_log_path(const char *file_opt)
 	return NULL;
 }
 
-/* mkdir -p of path's parent directories, mode 0700 for a user's state dir. */
+/*
+ * mkdir -p of path's parent directories, mode 0700 (a user's state
+ * directory is nobody else's business).  Returns 0, or -errno after
+ * saying which directory could not be made.
+ */
 static int make_parents(const char *path)
 {
 	char dir[PATH_MAX];
@@ -97,27 +133,43 @@ static int make_parents(const char *path)
 		if (*p != '/')
 			continue;
 		*p = 0;
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return -errno;
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			int e = errno;
+			cli_error(dir, "cannot make the log's directory: %s", strerror(e));
+			return -e;
+		}
 		*p = '/';
 	}
 	return 0;
 }
 
-struct kmsg_log *cli_open_log(const char *path, unsigned flags, int create,
-			      uint64_t size)
+/* The directory part of path, for messages ("." when there is none). */
+static const char *dir_of(const char *path, char *buf, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return ".";
+	if (slash == path)
+		return "/";
+	snprintf(buf, size, "%.*s", (int)(slash - path), path);
+	return buf;
+}
+
+struct kmsg_log *cli_open_log(const char *path, unsigned flags,
+			      const struct kmsg_create_opts *create)
 {
 	struct kmsg_log *log = NULL;
+	char dir[PATH_MAX];
 	int r;
 
 	if (create) {
-		struct kmsg_create_opts o = KMSG_CREATE_OPTS_INIT;
-		o.size = size ? size : KMSG_DEFAULT_SIZE;
-		r = kmsg_log_create(&log, path, &o, flags);
+		r = kmsg_log_create(&log, path, create, flags);
 		if (r == -ENOENT) {
 			r = make_parents(path);
-			if (r == 0)
-				r = kmsg_log_create(&log, path, &o, flags);
+			if (r < 0)
+				return NULL;
+			r = kmsg_log_create(&log, path, create, flags);
 		}
 	} else {
 		r = kmsg_log_open(&log, path, flags);
@@ -126,12 +178,16 @@ struct kmsg_log *cli_open_log(const char *path, unsigned flags, int create,
 		return log;
 	switch (r) {
 	case -ENOENT:
-		cli_error(path, "no such log%s", create ? " (and its directory could not be made)" :
-			  "; 'kmsg emit' creates it, or give another with --file");
+		cli_error(path, "no such log; 'kmsg emit' creates it, or give another "
+			  "with --file");
 		break;
 	case -EACCES:
-		cli_error(path, "permission denied%s", flags & KMSG_OPEN_WRITE ?
-			  " (writing needs write permission on the log)" : "");
+		if (create && access(path, F_OK) < 0 && errno == ENOENT)
+			cli_error(path, "cannot create the log: no write permission in "
+				  "its directory %s", dir_of(path, dir, sizeof(dir)));
+		else
+			cli_error(path, "permission denied%s", flags & KMSG_OPEN_WRITE ?
+				  " (writing needs write permission on the log)" : "");
 		break;
 	case -ELOOP:
 		cli_error(path, "is a symbolic link; kmsg does not follow links to its log "
@@ -146,8 +202,12 @@ struct kmsg_log *cli_open_log(const char *path, unsigned flags, int create,
 			  kmsg_strerror(r));
 		break;
 	case KMSG_ECORRUPT:
-		cli_error(path, "%s; nothing in it can be trusted (move it aside: "
-			  "'kmsg emit' then makes a new log)", kmsg_strerror(r));
+		/* Both copies of the header failed their checks: the records
+		 * may well be intact, so nothing here advises to replace it. */
+		cli_error(path, "%s, in both copies (at the start and at the end "
+			  "of the file); kmsg will not guess its layout.  Keep the "
+			  "file (its records are still in it, as kmsg(5) describes) "
+			  "and log to another with --file", kmsg_strerror(r));
 		break;
 	case KMSG_EVERSION:
 		cli_error(path, "%s (read it with the kmsg that wrote it)", kmsg_strerror(r));
@@ -191,6 +251,33 @@ int cli_parse_size(uint64_t *out, const char *s)
 	return 0;
 }
 
+int cli_parse_log_size(uint64_t *out, const char *s, uint32_t max_text,
+		       const char *cmd)
+{
+	/* The smallest log whose ring holds two records of the longest text
+	 * (the library's rule), in whole pages: 256 + 128 bytes of headers. */
+	uint64_t need = 2 * ((64 + (uint64_t)max_text + 7) & ~UINT64_C(7)) + 384, v;
+
+	need = (need + 4095) & ~UINT64_C(4095);
+	if (need < KMSG_MIN_SIZE)
+		need = KMSG_MIN_SIZE;
+	if (cli_parse_size(&v, s) < 0)
+		return cli_usage_error(cmd, "--log-size", "'%s' is not a size: a number "
+				       "with an optional K, M, G or T suffix", s);
+	if (v % 4096)
+		return cli_usage_error(cmd, "--log-size", "'%s' must be a multiple of "
+				       "4 KiB (4096 bytes), as 4K, 64K or 1M", s);
+	if (v < need)
+		return cli_usage_error(cmd, "--log-size", "'%s' is too small: a log with "
+				       "texts of up to %u bytes needs at least %lluK", s,
+				       max_text, (unsigned long long)need / 1024);
+	if (v > KMSG_MAX_SIZE)
+		return cli_usage_error(cmd, "--log-size", "'%s' is too large: a log is "
+				       "at most 64T", s);
+	*out = v;
+	return 0;
+}
+
 static void check_stdout(void)
 {
 	int err = 0;
@@ -203,6 +290,28 @@ static void check_stdout(void)
 		return;
 	fprintf(stderr, "kmsg: write error on standard output: %s\n", strerror(err));
 	_exit(EXIT_FAIL);
+}
+
+uint64_t cli_cut_short(const char *path, const struct kmsg_stat *st)
+{
+	struct stat sb;
+
+	if (!strcmp(path, "-") || stat(path, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    (uint64_t)sb.st_size >= st->file_size)
+		return 0;
+	cli_error(path, "cut short: the file has %llu of the %llu bytes its header "
+		  "gives; the records that were in the rest are lost (the next "
+		  "writer restores the size)", (unsigned long long)sb.st_size,
+		  (unsigned long long)st->file_size);
+	return (uint64_t)sb.st_size;
+}
+
+int64_t cli_now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static int stdout_was_closed;

@@ -35,6 +35,7 @@ const struct poptOption dump_options[] = {
 	  "compression level, 1 (fastest, the default) to 9 (smallest)", "N" },
 	{ "verbose", 'v', POPT_ARG_NONE, &verbose, 0,
 	  "report the records and bytes written on standard error", NULL },
+	CLI_HELP_H
 	POPT_AUTOHELP
 	POPT_TABLEEND
 };
@@ -96,9 +97,8 @@ int cmd_dump(int argc, const char **argv)
 		goto out;
 	status = EXIT_FAIL;
 	if (level < 1 || level > 9) {
-		fprintf(stderr, "kmsg dump: --level: %d is not a level from 1 to 9\n"
-			"Try 'kmsg dump --help' for more information.\n", level);
-		status = EXIT_USAGE;
+		status = cli_usage_error("dump", "--level", "%d is not a level from 1 to 9",
+					 level);
 		goto out;
 	}
 	if (output_opt && (!*output_opt || !strcmp(output_opt, "-")))
@@ -129,7 +129,7 @@ int cmd_dump(int argc, const char **argv)
 		goto out;
 	}
 	/* a log on a pipe is copied first; cli_open_log() words the errors */
-	log = rc < 0 ? cli_open_log(path, KMSG_OPEN_READ, 0, 0) :
+	log = rc < 0 ? cli_open_log(path, KMSG_OPEN_READ, NULL) :
 	      src_open_log(&src, KMSG_OPEN_READ);
 	if (log == NULL)
 		goto out;
@@ -171,10 +171,10 @@ int cmd_dump(int argc, const char **argv)
 	}
 	if (verbose) {
 		if (end >= 0)
-			fprintf(stderr, "kmsg dump: %llu records, %lld bytes\n",
+			fprintf(stderr, "kmsg: dump: %llu records, %lld bytes\n",
 				(unsigned long long)records, (long long)(end - (start > 0 ? start : 0)));
 		else
-			fprintf(stderr, "kmsg dump: %llu records\n", (unsigned long long)records);
+			fprintf(stderr, "kmsg: dump: %llu records\n", (unsigned long long)records);
 	}
 	status = EXIT_OK;
 out:

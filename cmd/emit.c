@@ -2,13 +2,13 @@
  * emit.c - "kmsg emit": append messages to the log, with logger(1)'s habits.
  *
  * The message is the arguments joined by spaces or, without arguments, one
- * record per line of stdin (or of -f FILE).  Everything the user can get
- * wrong on the command line is checked before the log is opened, so a
- * mistake never creates a log nor writes part of a batch; a missing log is
- * created (emit is the one subcommand that creates).  Input is read with
- * read(2) into one large buffer and split in place, and the log is opened
- * once, so a pipe of a million lines costs one append per line and nothing
- * else.
+ * record per line of stdin (or of -f FILE, "-" for stdin).  Everything the
+ * user can get wrong on the command line is checked before the log is
+ * opened, so a mistake never creates a log nor writes part of a batch; a
+ * missing log is created (emit is the one subcommand that creates).  Input
+ * is read with read(2) into one large buffer and split in place, and the
+ * log is opened once, so a pipe of a million lines costs one append per
+ * line and nothing else.
  *
  * For the man page, where emit deliberately differs from logger 2.38:
  *
@@ -16,32 +16,39 @@
  *    not "user: hello".  -t TAG stores "TAG: msg" and the field
  *    SYSLOG_IDENTIFIER=TAG (what journald stores for logger's messages);
  *    -i without -t uses the login name as the tag, as logger does.  An
- *    empty tag (-t '') means no tag, where logger writes ": msg".
+ *    empty tag (-t '') means no tag at all, -i or not (the pid is in every
+ *    record anyway), where logger writes "[pid]: msg".
  *  - -f has the long name --input: --file/-F names the log, as it does for
  *    every kmsg subcommand (dmesg's -F/--file).  A message on the command
  *    line together with -f is an error, where logger warns and, despite its
  *    warning, logs the command line and ignores the file.
- *  - --size is the size of a log created because it was missing, not
- *    logger's longest message: the longest text is a property of the log
- *    (1024 bytes by default, as logger's default --size).
- *  - A message longer than the log's limit is an error and is not written,
- *    where logger splits a long stdin line into several messages and
- *    truncates a long argument.
+ *  - logger's options for syslog servers, sockets and wire formats (-n,
+ *    -P, -T, -d, -u, --rfc3164, --rfc5424, --sd-*, --msgid, --journald,
+ *    --octet-count, --socket-errors, --no-act) and its -S/--size are
+ *    errors that name what kmsg offers instead: a migrated "logger -n HOST
+ *    msg" must not be stored as something else.  kmsg's own options that
+ *    have no logger twin use long names only (--no-newline, --log-size).
+ *  - The longest text is a property of the log (1024 bytes by default, as
+ *    logger's default --size), set when it is made (--max-text).  A longer
+ *    message is an error and is not written, where logger truncates a long
+ *    argument and splits a long stdin line into several messages; with
+ *    --split kmsg too writes it in parts, which readers join back into one
+ *    line (up to 64 KiB).
  *  - An empty message given as an argument ("kmsg emit ''") is written as
- *    an empty record (logger writes nothing); it is how a script ends a line
- *    left open by -n ("kmsg emit --cont ''").  -e skips it.
+ *    an empty record (logger writes nothing).  -e skips it.
  *  - A NUL byte on stdin is kept in the record (logger ends the message
- *    there); records hold any bytes and readers escape them.
+ *    there); records hold any bytes and readers escape them.  A line that
+ *    ends in CR LF loses the CR, as a line ending.
  *  - -p accepts numeric facilities ("1.3") and a bare number as
  *    facility * 8 + level up to 191, where logger takes only 0..7.
  *  - --prio-prefix applies to a message given as arguments too (logger
  *    ignores it there).  Like logger, a prefix naming facility 0 (kern)
  *    takes the -p facility (user by default): kern is never stored.
  *  - -s echoes the stored text ("TAG[pid]: msg"), not logger's whole
- *    syslog line with "<13>" and a date; a fragment (-n) is echoed without
- *    its newline, so the terminal shows the line as it will be joined.
- *    A failed echo (stderr closed or full) makes the exit status 1.
- *  - -n and --cont have no logger equivalent: see continuation_caller().
+ *    syslog line with "<13>" and a date; a line left open is echoed
+ *    without its newline, so the terminal shows the line as it will be
+ *    joined.  A failed echo (stderr full) makes the exit status 1.
+ *  - --no-newline and --cont have no logger equivalent: see struct script.
  */
 #define _GNU_SOURCE
 #include "cmd.h"
@@ -62,17 +69,50 @@
  * read(2) calls to nothing.
  */
 #define STREAM_BUF (1u << 20)
-_Static_assert(STREAM_BUF > KMSG_MAX_TEXT_LIMIT + sizeof("<191>\n"),
+_Static_assert(STREAM_BUF > KMSG_MAX_TEXT_LIMIT + sizeof("<191>\r\n"),
 	       "a line the log can take must fit in the input buffer");
 /* stderr's buffer with -s: the echo costs no system call per line. */
 #define ECHO_BUF   (1u << 16)
+/* How far back --cont looks for the line it continues. */
+#define CONT_SEARCH_MAX (1u << 20)  /* records */
 
 /* popt values: every option is returned by value and handled in one loop. */
 enum {
 	OPT_PRIORITY = 1, OPT_TAG, OPT_PID, OPT_ID, OPT_INPUT, OPT_SKIP_EMPTY,
-	OPT_STDERR, OPT_PRIO_PREFIX, OPT_FIELD, OPT_FILE, OPT_SIZE, OPT_SYNC,
-	OPT_NO_NEWLINE, OPT_CONT, OPT_CALLER,
+	OPT_STDERR, OPT_PRIO_PREFIX, OPT_FIELD, OPT_FILE, OPT_LOG_SIZE,
+	OPT_MAX_TEXT, OPT_SYNC, OPT_NO_NEWLINE, OPT_CONT, OPT_CALLER, OPT_SPLIT,
+	OPT_LOGGER,  /* + i: logger_only[i], an option kmsg does not have */
 };
+
+/*
+ * logger's options kmsg lacks, each refused with what to use instead;
+ * emit_options holds them (hidden from --help) in this order.
+ */
+static const char *const logger_instead[] = {
+	"kmsg writes a log file, not to a syslog server: give the log with "
+	"--file (and use logger for a server); to leave a line open, the "
+	"option is --no-newline",                                       /* -n */
+	"kmsg writes a log file, not to a syslog server",               /* -P */
+	"kmsg writes a log file, not to a syslog server",               /* -T */
+	"kmsg writes a log file, not to a syslog server",               /* -d */
+	"kmsg writes a log file, not to a socket: give it with --file", /* -u */
+	"kmsg writes a log file, not to a socket: its errors are always reported",
+	"kmsg stores records, not syslog lines: read -o kmsg gives them with their fields",
+	"kmsg stores records, not syslog lines: read -o kmsg gives them with their fields",
+	"kmsg stores records, not syslog lines",                        /* --octet-count */
+	"store it as a field: --field MSGID=...",                       /* --msgid */
+	"structured data goes in fields: --field KEY=VALUE",            /* --sd-id */
+	"structured data goes in fields: --field KEY=VALUE",            /* --sd-param */
+	"fields go in --field KEY=VALUE, one option each",              /* --journald */
+	"kmsg has no dry run; write to a scratch log with --file",      /* --no-act */
+	"logger's longest message is a property of a kmsg log, set when it "
+	"is made: --max-text N (kmsg stat shows it); the log's own size is "
+	"--log-size",                                                   /* -S */
+};
+
+/* The table entry of logger_instead[i], hidden from --help. */
+#define LOGGER_OPT(i, name, letter, flags) \
+	{ name, letter, (flags) | POPT_ARGFLAG_DOC_HIDDEN, NULL, OPT_LOGGER + (i), NULL, NULL }
 
 const struct poptOption emit_options[] = {
 	{ "priority", 'p', POPT_ARG_STRING, NULL, OPT_PRIORITY,
@@ -84,7 +124,7 @@ const struct poptOption emit_options[] = {
 	{ "id", '\0', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, NULL, OPT_ID,
 	  "add ID (or this command's PID) to the tag and store it as the pid", "ID" },
 	{ "input", 'f', POPT_ARG_STRING, NULL, OPT_INPUT,
-	  "one message per line of FILE (default: stdin)", "FILE" },
+	  "one message per line of FILE (- or default: stdin)", "FILE" },
 	{ "skip-empty", 'e', POPT_ARG_NONE, NULL, OPT_SKIP_EMPTY,
 	  "do not write empty messages", NULL },
 	{ "stderr", 's', POPT_ARG_NONE, NULL, OPT_STDERR,
@@ -93,28 +133,76 @@ const struct poptOption emit_options[] = {
 	  "a leading <N> on a message sets its priority", NULL },
 	{ "field", '\0', POPT_ARG_STRING, NULL, OPT_FIELD,
 	  "attach a field to each message (repeatable)", "KEY=VALUE" },
+	{ "split", '\0', POPT_ARG_NONE, NULL, OPT_SPLIT,
+	  "write a message longer than the log's limit in parts, joined again "
+	  "when read (logger splits too)", NULL },
 	{ "file", 'F', POPT_ARG_STRING, NULL, OPT_FILE,
 	  "the log (default $KMSG_FILE, else the user's log)", "PATH" },
-	{ "size", '\0', POPT_ARG_STRING, NULL, OPT_SIZE,
-	  "size of the log if it must be created (K, M, G suffixes; default 1M)", "SIZE" },
+	{ "log-size", '\0', POPT_ARG_STRING, NULL, OPT_LOG_SIZE,
+	  "size of the log if it must be made (K, M, G suffixes; default 1M)", "SIZE" },
+	{ "max-text", '\0', POPT_ARG_STRING, NULL, OPT_MAX_TEXT,
+	  "longest text of the log if it must be made (default 1024)", "BYTES" },
 	{ "sync", '\0', POPT_ARG_NONE, NULL, OPT_SYNC,
 	  "each message is on stable storage before the next is written", NULL },
-	{ "no-newline", 'n', POPT_ARG_NONE, NULL, OPT_NO_NEWLINE,
-	  "leave the (last) line open: a later --cont continues it", NULL },
+	{ "no-newline", '\0', POPT_ARG_NONE, NULL, OPT_NO_NEWLINE,
+	  "leave the (last) line open: a later --cont of this script continues it", NULL },
 	{ "cont", '\0', POPT_ARG_NONE, NULL, OPT_CONT,
-	  "continue the line this script left open with -n", NULL },
+	  "continue the line this script left open with --no-newline", NULL },
 	{ "caller", '\0', POPT_ARG_STRING, NULL, OPT_CALLER,
-	  "who continues lines, instead of the parent process (implies --cont)", "ID" },
+	  "who continues lines, instead of the script (with --cont: whose line)", "ID" },
+	LOGGER_OPT(0, "server", 'n', POPT_ARG_STRING),
+	LOGGER_OPT(1, "port", 'P', POPT_ARG_STRING),
+	LOGGER_OPT(2, "tcp", 'T', POPT_ARG_NONE),
+	LOGGER_OPT(3, "udp", 'd', POPT_ARG_NONE),
+	LOGGER_OPT(4, "socket", 'u', POPT_ARG_STRING),
+	LOGGER_OPT(5, "socket-errors", 0, POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL),
+	LOGGER_OPT(6, "rfc3164", 0, POPT_ARG_NONE),
+	LOGGER_OPT(7, "rfc5424", 0, POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL),
+	LOGGER_OPT(8, "octet-count", 0, POPT_ARG_NONE),
+	LOGGER_OPT(9, "msgid", 0, POPT_ARG_STRING),
+	LOGGER_OPT(10, "sd-id", 0, POPT_ARG_STRING),
+	LOGGER_OPT(11, "sd-param", 0, POPT_ARG_STRING),
+	LOGGER_OPT(12, "journald", 0, POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL),
+	LOGGER_OPT(13, "no-act", 0, POPT_ARG_NONE),
+	LOGGER_OPT(14, "size", 'S', POPT_ARG_STRING),
+	CLI_HELP_H
 	POPT_AUTOHELP
 	POPT_TABLEEND
 };
 
 /* The command line, parsed.  Strings come from poptGetOptArg(): ours to free. */
 struct emit_opts {
-	char *priority, *tag, *id, *input, *file, *size, *caller;
+	char *priority, *tag, *id, *input, *file, *log_size, *max_text, *caller;
 	char **fields;          /* KEY=VALUE words, argc entries of room */
 	size_t nfields;
-	int log_pid, skip_empty, echo, prio_prefix, sync, no_newline, cont;
+	int log_pid, skip_empty, echo, prio_prefix, sync, no_newline, cont, split;
+};
+
+/*
+ * Who "the same script" is, so that --no-newline and a later --cont pair
+ * up (kmsg(1) tells users the same).  Each kmsg emit is a process of its
+ * own; the library joins fragments per caller id.  The identity that lasts
+ * from one call to the next is the shell that runs them, the parent, with
+ * two refinements:
+ *
+ *  - A shell may run its last command in place of itself (bash -c, zsh,
+ *    busybox sh, a subshell, "exec"): that emit's parent is then the outer
+ *    shell, but its own pid is the script's.  --cont therefore looks for
+ *    an open line of its own pid first (one written since this process
+ *    started, by a child of what it was before the exec), then of its
+ *    parent.
+ *  - A pid is reused once its process is gone: a line counts as open only
+ *    if it was written after the process holding that pid now started, so
+ *    a dead script's open line is never continued by a stranger.
+ *
+ * Every record a script writes other than a continuation begins a new
+ * line (KMSG_BEGIN), as printk does without KERN_CONT: the siblings under
+ * one xargs -P each start their own, and a plain emit closes the line its
+ * script left open.
+ */
+struct script {
+	uint32_t caller;       /* the identity records are written under */
+	int continues;         /* the first message continues an open line */
 };
 
 /* What every message needs, set up once; only text, priority and flags vary. */
@@ -123,14 +211,15 @@ struct emitter {
 	const char *path;         /* for errors of the log itself */
 	struct kmsg_entry entry;  /* fields, caller and pid preset */
 	int facility, level;      /* from -p */
-	uint32_t max_text;        /* the log's limit, or KMSG_MAX_TEXT_LIMIT
-	                             until log_limit() learnt it */
-	int limit_known;
-	char *text;               /* the tag prefix, then room for
-	                             KMSG_MAX_TEXT_LIMIT bytes */
+	uint32_t max_text;        /* the log's limit */
+	char *text;               /* the tag prefix, then room for max_text bytes */
 	size_t prefix_len;        /* "TAG: " or "TAG[pid]: " at the start of text */
-	int skip_empty, prio_prefix, echo;
-	int fragment_last;        /* -n: the last message of the run is a fragment */
+	int skip_empty, prio_prefix, echo, split;
+	int fragment_last;        /* --no-newline: the run's last message stays open */
+	int continues;            /* the next message continues the script's line */
+	const struct kmsg_field *fields; /* the tag's and --field's */
+	size_t nfields;
+	int tag_field;            /* the last field is the tag's SYSLOG_IDENTIFIER */
 	int refused;              /* some message was not written */
 };
 
@@ -146,7 +235,7 @@ static void msg_error(const char *name, unsigned long long lineno,
 static void msg_error(const char *name, unsigned long long lineno,
 		      const char *fmt, ...)
 {
-	char why[256], where[4096 + 32];
+	char why[512], where[4096 + 32];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -160,116 +249,155 @@ static void msg_error(const char *name, unsigned long long lineno,
 	cli_error(where, "%s", why);
 }
 
-/*
- * The log's longest text.  Asked only when a message is too long for the
- * bound we have: kmsg_log_stat() reads the oldest record, which one
- * "kmsg emit msg" of thousands in a script should not pay for.
- */
-static uint32_t log_limit(struct emitter *em)
-{
-	struct kmsg_stat st;
-
-	if (!em->limit_known && kmsg_log_stat(&st, em->log) == 0) {
-		em->max_text = st.max_text;
-		em->limit_known = 1;
-	}
-	return em->max_text;
-}
-
 /* Reports a message of len stored bytes that the log cannot take. */
 static void too_long(struct emitter *em, const char *name,
 		     unsigned long long lineno, unsigned long long len)
 {
-	msg_error(name, lineno, "message is %llu bytes%s, the log's limit is %" PRIu32,
-		  len, em->prefix_len ? " with its tag" : "", log_limit(em));
+	msg_error(name, lineno, "message is %llu bytes%s, the log's limit is %" PRIu32
+		  " (--split writes it in parts)",
+		  len, em->prefix_len ? " with its tag" : "", em->max_text);
 	em->refused = 1;
 }
 
-/*
- * Writes one message (line, len bytes, no newline) as one record: strips a
- * "<N>" prefix with --prio-prefix, puts the tag in front, appends, echoes
- * with -s.  last says it is the run's last message (a fragment with -n).
- * Returns MSG_OK (written or skipped by -e), MSG_REFUSED after reporting a
- * message the log cannot take (the caller goes on with the next one), or
- * MSG_FATAL after reporting an error no later message can escape.
- */
-static int emit_message(struct emitter *em, const char *name,
-			unsigned long long lineno, const char *line,
-			size_t len, int last)
+/* Appends one record; MSG_OK, or MSG_FATAL/MSG_REFUSED after saying why. */
+static int append(struct emitter *em, const char *name, unsigned long long lineno)
 {
-	struct kmsg_entry *e = &em->entry;
-	int r;
+	int r = kmsg_log_append(NULL, em->log, &em->entry);
 
-	e->facility = em->facility;
-	e->level = em->level;
-	if (em->prio_prefix) {
-		int fac, lev;
-		size_t n = kmsg_prio_prefix(&fac, &lev, line, len);
-		if (n) {
-			/* logger's rule: <N> without a facility (kern) keeps -p's,
-			 * which is never kern either. */
-			e->facility = fac ? fac : em->facility;
-			e->level = lev;
-			line += n;
-			len -= n;
-		}
-	}
-	if (len == 0 && em->skip_empty)
-		return MSG_OK;
-	if (em->prefix_len + len > em->max_text) {
-		too_long(em, name, lineno, (unsigned long long)em->prefix_len + len);
-		return MSG_REFUSED;
-	}
-	if (em->prefix_len) {
-		memcpy(em->text + em->prefix_len, line, len);
-		e->text = em->text;
-		e->text_len = em->prefix_len + len;
-	} else {
-		e->text = line;
-		e->text_len = len;
-	}
-	e->flags = last && em->fragment_last ? KMSG_FRAGMENT : 0;
-
-	r = kmsg_log_append(NULL, em->log, e);
 	switch (r) {
 	case 0:
 		break;
 	case KMSG_ETOOLONG:
-		if (e->text_len > log_limit(em)) {
-			too_long(em, name, lineno, e->text_len);
-			return MSG_REFUSED;
-		}
-		/* The text fits; with the fields the record does not fit in
-		 * this (small) log's ring. */
+		/* The text fits (checked before); with the fields the record
+		 * does not fit in this (small) log's ring. */
 		msg_error(name, lineno, "message of %zu bytes with its fields is too big "
-			  "for this log; make a bigger log with --size", e->text_len);
+			  "for this log's ring; a log made with a larger --log-size "
+			  "takes it", em->entry.text_len);
 		em->refused = 1;
 		return MSG_REFUSED;
-	case KMSG_EFIELD:
-		/* Keys were checked before: the fields are too big together,
-		 * for every message alike. */
-		cli_error("--field", "the fields together are over the limit of %u bytes",
-			  KMSG_MAX_FIELDS_BYTES);
-		return MSG_FATAL;
 	default:
 		cli_lib_error(em->path, r);
 		return MSG_FATAL;
 	}
 	if (em->echo) {
-		fwrite(e->text, 1, e->text_len, stderr);
-		if (!(e->flags & KMSG_FRAGMENT))
+		fwrite(em->entry.text, 1, em->entry.text_len, stderr);
+		if (!(em->entry.flags & KMSG_FRAGMENT))
 			putc('\n', stderr);
 	}
 	return MSG_OK;
 }
 
+/* The length of the first n bytes of s, less a UTF-8 sequence cut at the end. */
+static size_t utf8_cut(const char *s, size_t n)
+{
+	size_t k = n;
+
+	/* back over continuation bytes to the start of the last sequence */
+	while (k > 0 && n - k < 3 && ((unsigned char)s[k - 1] & 0xc0) == 0x80)
+		k--;
+	if (k > 0 && (unsigned char)s[k - 1] >= 0xc0) {
+		unsigned char c = (unsigned char)s[k - 1];
+		size_t want = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+		if (n - (k - 1) < want)
+			return k - 1 ? k - 1 : n;
+	}
+	return n;
+}
+
+/*
+ * Writes part of a message (text, len bytes): the whole of it, or with
+ * --split a piece of a longer one.  start says it begins the message
+ * (which then gets the tag and the priority prefix handled, and begins a
+ * line unless it continues the script's open one); end says the message
+ * ends with it.  last says it is the run's last message.  Returns MSG_OK
+ * (written or skipped by -e), MSG_REFUSED after reporting a message the
+ * log cannot take (the caller goes on with the next one), or MSG_FATAL
+ * after reporting an error no later message can escape.
+ */
+static int emit_part(struct emitter *em, const char *name, unsigned long long lineno,
+		     const char *text, size_t len, int start, int end, int last)
+{
+	struct kmsg_entry *e = &em->entry;
+	size_t prefix = 0;
+
+	if (start) {
+		e->facility = em->facility;
+		e->level = em->level;
+		if (em->prio_prefix) {
+			int fac, lev;
+			size_t n = kmsg_prio_prefix(&fac, &lev, text, len);
+			if (n) {
+				/* logger's rule: <N> without a facility (kern) keeps
+				 * -p's, which is never kern either. */
+				e->facility = fac ? fac : em->facility;
+				e->level = lev;
+				text += n;
+				len -= n;
+			}
+		}
+		if (len == 0 && end && em->skip_empty)
+			return MSG_OK;
+		/* A continuation carries neither the tag nor its field: the
+		 * start of the line has them. */
+		if (!em->continues)
+			prefix = em->prefix_len;
+		if (prefix + len > em->max_text && !em->split) {
+			too_long(em, name, lineno, (unsigned long long)prefix + len);
+			return MSG_REFUSED;
+		}
+		e->flags = em->continues ? 0 : KMSG_BEGIN;
+		e->fields = em->fields;
+		e->nfields = em->nfields - (em->continues && em->tag_field);
+		em->continues = 0;
+	}
+	for (;;) {
+		size_t room = em->max_text - prefix, n = len;
+		int r, more;
+
+		if (n > room)
+			n = utf8_cut(text, room);
+		more = n < len || !end;
+		if (prefix) {
+			memcpy(em->text + prefix, text, n);
+			e->text = em->text;
+			e->text_len = prefix + n;
+		} else {
+			e->text = text;
+			e->text_len = n;
+		}
+		if (more || (last && em->fragment_last))
+			e->flags |= KMSG_FRAGMENT;
+		r = append(em, name, lineno);
+		if (r != MSG_OK)
+			return r;
+		/* Later parts continue the line, without the tag. */
+		e->flags = 0;
+		e->fields = NULL;
+		e->nfields = 0;
+		prefix = 0;
+		text += n;
+		len -= n;
+		if (!len)
+			return MSG_OK;
+	}
+}
+
+static int emit_message(struct emitter *em, const char *name,
+			unsigned long long lineno, const char *line,
+			size_t len, int last)
+{
+	return emit_part(em, name, lineno, line, len, 1, 1, last);
+}
+
 /*
  * Writes one record per line read from fd (name is for messages: "stdin"
- * or the file's name).  A line longer than the buffer can only be too
- * long, so it is counted and reported, never split.  With -n the last line
- * is held back until end of input shows that it is the last.  The input is
- * read to its end even after a refused line; only a MSG_FATAL error or a
- * read error stops it.  Returns 0, or -1 after reporting.
+ * or the file's name).  A line that ends in CR LF loses the CR.  A line
+ * longer than the buffer can only be too long: it is counted and
+ * reported, never split, unless --split asks to write it in parts.  With
+ * --no-newline the last line is held back until end of input shows that
+ * it is the last.  The input is read to its end even after a refused line;
+ * only a MSG_FATAL error or a read error stops it.  Returns 0, or -1 after
+ * reporting.
  */
 static int emit_stream(struct emitter *em, int fd, const char *name)
 {
@@ -278,7 +406,7 @@ static int emit_stream(struct emitter *em, int fd, const char *name)
 	unsigned long long lineno = 0;
 	unsigned long long overlong = 0; /* bytes so far of a line too long for buf */
 	size_t overlong_prefix = 0;    /* its "<N>", which is not stored */
-	int eof = 0, rc = -1;
+	int eof = 0, rc = -1, in_line = 0; /* --split: a long line is being written */
 
 	buf = malloc(STREAM_BUF);
 	if (buf == NULL) {
@@ -306,37 +434,55 @@ static int emit_stream(struct emitter *em, int fd, const char *name)
 		p = buf + start;
 		while ((nl = memchr(p, '\n', (size_t)(buf + end - p))) != NULL) {
 			int last = eof && nl + 1 == buf + end;
-			/* -n: this may be the last line; more input will tell. */
+			size_t len = (size_t)(nl - p);
+			/* --no-newline: this may be the last line; more input will tell. */
 			if (em->fragment_last && !eof && nl + 1 == buf + end &&
 			    !(p == buf && end == STREAM_BUF))
 				break;
-			lineno++;
+			if (len && p[len - 1] == '\r')
+				len--;
+			if (!in_line)
+				lineno++;
 			if (overlong) {
-				too_long(em, name, lineno, overlong + (size_t)(nl - p) -
+				too_long(em, name, lineno, overlong + len -
 					 overlong_prefix + em->prefix_len);
 				overlong = 0;
-			} else if (emit_message(em, name, lineno, p, (size_t)(nl - p), last) == MSG_FATAL) {
+			} else if (emit_part(em, name, lineno, p, len, !in_line, 1, last) == MSG_FATAL) {
 				goto out;
 			}
+			in_line = 0;
 			p = nl + 1;
 		}
 		start = (size_t)(p - buf);
 
 		if (eof) {
-			if (start == end && !overlong)
+			if (start == end && !overlong && !in_line)
 				break;
 			/* A last line without its newline is a line all the same. */
-			lineno++;
+			if (!in_line)
+				lineno++;
 			if (overlong) {
 				too_long(em, name, lineno, overlong + (end - start) -
 					 overlong_prefix + em->prefix_len);
-			} else if (emit_message(em, name, lineno, p, end - start, 1) == MSG_FATAL) {
+			} else if (emit_part(em, name, lineno, p, end - start, !in_line, 1, 1) == MSG_FATAL) {
 				goto out;
 			}
 			break;
 		}
 		if (start == end) {
 			start = end = 0;
+		} else if (start == 0 && end == STREAM_BUF && em->split) {
+			/* A full buffer and no newline: its first part, the
+			 * line goes on (a CR at the end may be its ending). */
+			size_t part = end - 1;
+			if (emit_part(em, name, lineno + !in_line, buf, part, !in_line, 0, 0) == MSG_FATAL)
+				goto out;
+			if (!in_line)
+				lineno++;
+			in_line = 1;
+			buf[0] = buf[part];
+			start = 0;
+			end = 1;
 		} else if (start == 0 && end == STREAM_BUF) {
 			/* A full buffer and no newline: too long, whatever follows. */
 			if (!overlong && em->prio_prefix)
@@ -388,10 +534,10 @@ static int emit_args(struct emitter *em, const char **args)
 }
 
 /*
- * Parses a decimal number 1..UINT32_MAX (a pid or a caller id; 0 would
- * mean "the library's default" to kmsg_log_append, so it is refused).
+ * Parses a decimal number 1..max (a pid, a caller id or a text length;
+ * 0 would mean "the library's default" for the ids, so it is refused).
  */
-static int parse_id(uint32_t *out, const char *s)
+static int parse_number(uint32_t *out, const char *s, uint32_t max)
 {
 	char *end;
 	unsigned long long v;
@@ -400,32 +546,153 @@ static int parse_id(uint32_t *out, const char *s)
 		return -1;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || *end || v == 0 || v > UINT32_MAX)
+	if (errno || *end || v == 0 || v > max)
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
 }
 
 /*
- * The caller id that pairs "kmsg emit -n" with a later "kmsg emit --cont".
- * The library joins fragments per caller; each kmsg emit is a new process,
- * so the identity that lasts from one call to the next is the shell that
- * runs them: the parent process.  A plain emit keeps the library's default,
- * its own pid, which no script's pid can equal while that script lives, so
- * it never touches an open line, and two scripts never join each other's
- * lines.  --caller ID names the identity instead (and implies --cont).
- *
- * For the man page: a shell may run the LAST command of a subshell or of
- * "bash -c" in place of itself, without forking; that command's parent is
- * then the outer shell, not the subshell that ran the -n.  In such places
- * give --caller (bash: --caller "$BASHPID" in both calls), or do not end
- * the subshell with the --cont.  Since emit cannot know whether a line is
- * open, a second -n without --cont continues the open line too (printk
- * would start a new one).
+ * When process pid started, in CLOCK_BOOTTIME nanoseconds (field 22 of
+ * /proc/PID/stat, in clock ticks), rounded down to a tick; -1 if unknown.
  */
-static uint32_t continuation_caller(uint32_t caller_opt)
+static int64_t proc_start_ns(pid_t pid)
 {
-	return caller_opt ? caller_opt : (uint32_t)getppid();
+	char path[64], buf[1024], *p;
+	unsigned long long ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || hz <= 0)
+		return -1;
+	buf[n] = 0;
+	/* after the command name, which may hold spaces and parentheses */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	for (int field = 2; field < 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -1;
+	}
+	if (sscanf(p + 1, "%llu", &ticks) != 1)
+		return -1;
+	return (int64_t)(ticks / (unsigned long long)hz) * 1000000000 +
+	       (int64_t)(ticks % (unsigned long long)hz) * (1000000000 / hz);
+}
+
+/* One caller --cont may continue: who, and since when a line of it counts. */
+struct candidate {
+	uint32_t caller;
+	int64_t since_ns;      /* CLOCK_BOOTTIME; INT64_MIN: any time */
+	int found;             /* its newest record was seen */
+	int open;              /* and it left the line open */
+};
+
+/*
+ * Finds, for each candidate, its newest record in the log and whether it
+ * leaves a line open.  Looks back from the end over ever larger windows
+ * (256, 2048, ... records, at most CONT_SEARCH_MAX), so the usual case, a
+ * --cont right after its --no-newline, reads a few records.  Returns 0,
+ * or a library error.
+ */
+static int find_open_lines(struct kmsg_log *log, struct candidate *c, size_t nc)
+{
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	struct kmsg_stat st;
+	uint64_t window = 256, upto, from;
+	int rc = kmsg_log_stat(&st, log);
+
+	if (rc < 0 || (rc = kmsg_reader_new(&r, log, 0)) < 0)
+		return rc;
+	upto = st.next_seq;
+	for (;;) {
+		size_t left = 0;
+		struct candidate newest[4] = { { 0 } };
+
+		from = upto - st.first_seq > window ? upto - window : st.first_seq;
+		rc = kmsg_reader_seek_seq(r, from);
+		while (rc == 0 && (rc = kmsg_reader_next(r, &rec)) == 1 && rec.seq < upto) {
+			if (rec.flags & KMSG_GAP)
+				continue;
+			for (size_t i = 0; i < nc && i < 4; i++) {
+				if (c[i].found || rec.caller != c[i].caller ||
+				    rec.boot_ns < c[i].since_ns)
+					continue;
+				newest[i].found = 1;
+				newest[i].open = (rec.flags & KMSG_FRAGMENT) != 0;
+			}
+			rc = 0;
+		}
+		if (rc < 0)
+			break;
+		rc = 0;
+		for (size_t i = 0; i < nc && i < 4; i++) {
+			if (newest[i].found && !c[i].found) {
+				c[i].found = 1;
+				c[i].open = newest[i].open;
+			}
+			left += !c[i].found;
+		}
+		if (!left || from == st.first_seq || st.next_seq - from >= CONT_SEARCH_MAX)
+			break;
+		upto = from;
+		window *= 8;
+	}
+	kmsg_reader_free(r);
+	return rc;
+}
+
+/*
+ * Decides the identity records are written under and whether the first
+ * message continues an open line (see struct script).  Returns 0, or
+ * EXIT_FAIL after reporting an error of the log.
+ */
+static int find_script(struct script *s, struct kmsg_log *log, const char *path,
+		       uint32_t caller_opt, int cont)
+{
+	struct candidate c[2];
+	size_t nc = 0;
+	pid_t self = getpid(), parent = getppid();
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->caller = caller_opt ? caller_opt : (uint32_t)parent;
+	if (!cont)
+		return 0;
+	if (caller_opt) {
+		c[nc++] = (struct candidate){ caller_opt, INT64_MIN, 0, 0 };
+	} else {
+		c[nc++] = (struct candidate){ (uint32_t)self, proc_start_ns(self), 0, 0 };
+		c[nc++] = (struct candidate){ (uint32_t)parent, proc_start_ns(parent), 0, 0 };
+		/* an unknown start time counts as "any time" rather than never */
+		for (size_t i = 0; i < nc; i++)
+			if (c[i].since_ns < 0)
+				c[i].since_ns = INT64_MIN;
+	}
+	rc = find_open_lines(log, c, nc);
+	if (rc < 0) {
+		cli_lib_error(path, rc);
+		return EXIT_FAIL;
+	}
+	for (size_t i = 0; i < nc; i++) {
+		if (c[i].open) {
+			s->caller = c[i].caller;
+			s->continues = 1;
+			return 0;
+		}
+	}
+	cli_error("--cont", "no line left open by this script (with --no-newline) "
+		  "to continue; the message is written as a line of its own");
+	return 0;
 }
 
 /*
@@ -448,8 +715,7 @@ static const char *default_tag(void)
  * ("kmsg emit --id hello" would log id "hello" and no message), where
  * getopt and so logger take one only from "--id=ID".  So a bare "--id"
  * before "--" is rewritten as "-i", which means the same.  (A literal tag
- * or priority "--id" would be rewritten too; nobody writes that.)  The
- * copy also names the program "kmsg emit" for popt's help.
+ * or priority "--id" would be rewritten too; nobody writes that.)
  */
 static const char **fix_argv(int argc, const char **argv)
 {
@@ -458,7 +724,7 @@ static const char **fix_argv(int argc, const char **argv)
 
 	if (v == NULL)
 		return NULL;
-	v[0] = "kmsg emit";
+	v[0] = argv[0];
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			dashdash = 1;
@@ -475,7 +741,8 @@ static void free_opts(struct emit_opts *o)
 	free(o->id);
 	free(o->input);
 	free(o->file);
-	free(o->size);
+	free(o->log_size);
+	free(o->max_text);
 	free(o->caller);
 	for (size_t i = 0; i < o->nfields; i++)
 		free(o->fields[i]);
@@ -489,6 +756,23 @@ static void take(char **slot, char *arg)
 	*slot = arg;
 }
 
+/* The usage error for logger_instead[i], an option of logger's. */
+static int logger_option(int i)
+{
+	char opt[40] = "";
+
+	for (const struct poptOption *o = emit_options; o->longName || o->shortName; o++) {
+		if (o->val != OPT_LOGGER + i)
+			continue;
+		if (o->shortName)
+			snprintf(opt, sizeof(opt), "-%c/--%s", o->shortName, o->longName);
+		else
+			snprintf(opt, sizeof(opt), "--%s", o->longName);
+	}
+	return cli_usage_error("emit", opt, "logger's option, not kmsg's: %s",
+			       logger_instead[i]);
+}
+
 /*
  * Runs popt over the command line into *o.  Returns 0, or EXIT_USAGE after
  * popt's message.  The message words stay in con.
@@ -499,7 +783,7 @@ static int parse_options(struct emit_opts *o, poptContext con, int argc)
 
 	o->fields = calloc((size_t)argc + 1, sizeof(*o->fields));
 	if (o->fields == NULL) {
-		cli_error("emit", "%s", strerror(ENOMEM));
+		cli_error(NULL, "%s", strerror(ENOMEM));
 		return EXIT_FAIL;
 	}
 	poptSetOtherOptionHelp(con, "[OPTION...] [MESSAGE...]");
@@ -516,12 +800,19 @@ static int parse_options(struct emit_opts *o, poptContext con, int argc)
 		case OPT_PRIO_PREFIX: o->prio_prefix = 1; break;
 		case OPT_FIELD:       o->fields[o->nfields++] = arg; break;
 		case OPT_FILE:        take(&o->file, arg); break;
-		case OPT_SIZE:        take(&o->size, arg); break;
+		case OPT_LOG_SIZE:    take(&o->log_size, arg); break;
+		case OPT_MAX_TEXT:    take(&o->max_text, arg); break;
 		case OPT_SYNC:        o->sync = 1; break;
 		case OPT_NO_NEWLINE:  o->no_newline = 1; break;
 		case OPT_CONT:        o->cont = 1; break;
 		case OPT_CALLER:      take(&o->caller, arg); break;
-		default:              free(arg); break;
+		case OPT_SPLIT:       o->split = 1; break;
+		case CLI_OPT_H:       cli_help(con);
+		default:
+			free(arg);
+			if (rc >= OPT_LOGGER)
+				return logger_option(rc - OPT_LOGGER);
+			break;
 		}
 	}
 	if (rc < -1)
@@ -530,31 +821,24 @@ static int parse_options(struct emit_opts *o, poptContext con, int argc)
 }
 
 /*
- * Turns the --field words into e->fields (room for nfields + 1, the last
- * for the tag's field), checking each against the library's key rule.
- * Returns 0, EXIT_USAGE for a word without "=", or EXIT_FAIL for a bad key.
+ * Turns the --field words into out[0..] (room is left after them for the
+ * tag's field), checking each against the library's key rule.  Returns 0,
+ * EXIT_USAGE for a word without "=", or EXIT_FAIL for a bad key.
  */
-static int build_fields(struct kmsg_field *out, size_t *n,
-			const struct emit_opts *o)
+static int build_fields(struct kmsg_field *out, const struct emit_opts *o)
 {
 	for (size_t i = 0; i < o->nfields; i++) {
 		const char *w = o->fields[i], *eq = strchr(w, '=');
-		if (eq == NULL) {
-			cli_error("--field", "'%s': use KEY=VALUE", w);
-			return EXIT_USAGE;
-		}
+		if (eq == NULL)
+			return cli_usage_error("emit", "--field", "'%s': use KEY=VALUE", w);
 		if (!kmsg_key_valid(w, (size_t)(eq - w))) {
 			cli_error("--field", "bad key '%.*s': a key is 1 to %u characters of "
 				  "A-Z, 0-9 and _, starting with a letter A-Z",
 				  (int)(eq - w), w, KMSG_MAX_KEY);
 			return EXIT_FAIL;
 		}
-		out[i].key = w;
-		out[i].key_len = (size_t)(eq - w);
-		out[i].value = eq + 1;
-		out[i].value_len = strlen(eq + 1);
+		out[i] = (struct kmsg_field){ w, (size_t)(eq - w), eq + 1, strlen(eq + 1) };
 	}
-	*n = o->nfields;
 	return 0;
 }
 
@@ -567,28 +851,70 @@ static int has_field(const struct kmsg_field *f, size_t n, const char *key)
 	return 0;
 }
 
+/*
+ * The bytes the fields take in a record: each its KEY=value and a 2-byte
+ * length.  EXIT_FAIL after saying so if that is over the library's limit.
+ */
+static int check_field_bytes(const struct kmsg_field *f, size_t n, int tagged)
+{
+	size_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += 2 + f[i].key_len + 1 + f[i].value_len;
+	if (sum <= KMSG_MAX_FIELDS_BYTES)
+		return 0;
+	cli_error("--field", "the fields take %zu bytes in a record (each its "
+		  "KEY=VALUE and 2 bytes of length%s); the limit is %u", sum,
+		  tagged ? ", the tag's SYSLOG_IDENTIFIER included" : "",
+		  KMSG_MAX_FIELDS_BYTES);
+	return EXIT_FAIL;
+}
+
+/*
+ * After opening an existing log: --log-size and --max-text only shape a
+ * log being made; say so when they differ from what the log has (the
+ * messages are written all the same).
+ */
+static void note_ignored(struct kmsg_log *log, const char *path,
+			 const struct emit_opts *o, const struct kmsg_create_opts *co)
+{
+	struct kmsg_stat st;
+
+	if ((!o->log_size && !o->max_text) || kmsg_log_stat(&st, log) < 0)
+		return;
+	if (o->log_size && st.file_size != co->size)
+		cli_error(path, "--log-size %s is ignored: the log exists, and its size "
+			  "(%llu bytes) was fixed when it was made", o->log_size,
+			  (unsigned long long)st.file_size);
+	if (o->max_text && st.max_text != co->max_text)
+		cli_error(path, "--max-text %s is ignored: the log exists, and its "
+			  "longest text (%u bytes) was fixed when it was made",
+			  o->max_text, st.max_text);
+}
+
 int cmd_emit(int argc, const char **argv)
 {
 	struct emit_opts o = { 0 };
 	struct emitter em = { 0 };
 	struct kmsg_entry init = KMSG_ENTRY_INIT;
+	struct kmsg_create_opts co = KMSG_CREATE_OPTS_INIT;
 	struct kmsg_field *fields = NULL;
+	struct script script;
 	const char **args, **av = NULL;
 	const char *path, *tag = NULL, *input_name = "stdin";
 	poptContext con = NULL;
-	uint64_t size = 0;
 	uint32_t id = 0, caller = 0;
 	size_t nfields = 0;
 	int status = EXIT_FAIL, in_fd = -1, r;
 
 	av = fix_argv(argc, argv);
 	if (av == NULL) {
-		cli_error("emit", "%s", strerror(ENOMEM));
+		cli_error(NULL, "%s", strerror(ENOMEM));
 		goto out;
 	}
 	con = poptGetContext("kmsg emit", argc, av, emit_options, 0);
 	if (con == NULL) {
-		cli_error("emit", "%s", strerror(ENOMEM));
+		cli_error(NULL, "%s", strerror(ENOMEM));
 		goto out;
 	}
 	status = parse_options(&o, con, argc);
@@ -610,35 +936,57 @@ int cmd_emit(int argc, const char **argv)
 	/* As the kernel does for /dev/kmsg: kern is for the kernel alone. */
 	if (em.facility == 0)
 		em.facility = 1;
-	if (o.id && parse_id(&id, o.id) < 0) {
-		cli_error("--id", "'%s' is not a process id (a number from 1)", o.id);
+	if (o.id && parse_number(&id, o.id, UINT32_MAX) < 0) {
+		status = cli_usage_error("emit", "--id", "'%s' is not a process id (a number "
+					 "from 1)", o.id);
 		goto out;
 	}
-	if (o.caller && parse_id(&caller, o.caller) < 0) {
-		cli_error("--caller", "'%s' is not a caller id (a number from 1)", o.caller);
+	if (o.caller && parse_number(&caller, o.caller, UINT32_MAX) < 0) {
+		status = cli_usage_error("emit", "--caller", "'%s' is not a caller id (a "
+					 "number from 1)", o.caller);
 		goto out;
 	}
-	if (o.size && (cli_parse_size(&size, o.size) < 0 || size == 0)) {
-		cli_error("--size", "'%s' is not a size: a number with an optional K, M "
-			  "or G suffix", o.size);
+	if (o.max_text && parse_number(&co.max_text, o.max_text, KMSG_MAX_TEXT_LIMIT) < 0) {
+		status = cli_usage_error("emit", "--max-text", "'%s' is not a length from 1 "
+					 "to %u bytes", o.max_text, KMSG_MAX_TEXT_LIMIT);
 		goto out;
 	}
+	if (o.log_size && (status = cli_parse_log_size(&co.size, o.log_size, co.max_text,
+						       "emit")) != 0)
+		goto out;
+	status = EXIT_USAGE;
 	if (o.input && args) {
-		cli_error(NULL, "a message and --input FILE exclude each other");
+		status = cli_usage_error("emit", NULL, "a message and --input FILE exclude "
+					 "each other");
 		goto out;
 	}
 	fields = calloc(o.nfields + 1, sizeof(*fields));
 	if (fields == NULL) {
-		cli_error("emit", "%s", strerror(ENOMEM));
+		cli_error(NULL, "%s", strerror(ENOMEM));
 		status = EXIT_FAIL;
 		goto out;
 	}
-	status = build_fields(fields, &nfields, &o);
+	status = build_fields(fields, &o);
+	if (status)
+		goto out;
+	/* An empty tag is no tag, -i or not. */
+	tag = o.tag ? (*o.tag ? o.tag : NULL) : (o.log_pid ? default_tag() : NULL);
+	/* The tag's field comes last, unless an explicit --field
+	 * SYSLOG_IDENTIFIER wins over it. */
+	nfields = o.nfields;
+	if (tag && !has_field(fields, o.nfields, "SYSLOG_IDENTIFIER")) {
+		fields[nfields++] = (struct kmsg_field){ "SYSLOG_IDENTIFIER",
+			strlen("SYSLOG_IDENTIFIER"), tag, strlen(tag) };
+		em.tag_field = 1;
+	}
+	em.fields = fields;
+	em.nfields = nfields;
+	status = check_field_bytes(em.fields, nfields, em.tag_field);
 	if (status)
 		goto out;
 	status = EXIT_FAIL;
 
-	if (o.input) {
+	if (o.input && strcmp(o.input, "-") != 0) {
 		in_fd = open(o.input, O_RDONLY | O_CLOEXEC);
 		if (in_fd < 0) {
 			cli_error(o.input, "%s", strerror(errno));
@@ -651,44 +999,54 @@ int cmd_emit(int argc, const char **argv)
 	if (path == NULL)
 		goto out;
 	em.path = path;
-	em.log = cli_open_log(path, KMSG_OPEN_WRITE | (o.sync ? KMSG_OPEN_SYNC : 0), 1, size);
+	em.log = cli_open_log(path, KMSG_OPEN_WRITE | (o.sync ? KMSG_OPEN_SYNC : 0), &co);
 	if (em.log == NULL)
 		goto out;
-	em.max_text = KMSG_MAX_TEXT_LIMIT;
-
-	tag = o.tag ? (*o.tag ? o.tag : NULL) : (o.log_pid ? default_tag() : NULL);
-	if (tag || o.log_pid) {
-		char pid[16] = "";
-		size_t tl = tag ? strlen(tag) : 0;
-		if (o.log_pid)
-			snprintf(pid, sizeof(pid), "[%" PRIu32 "]", id ? id : (uint32_t)getpid());
-		em.prefix_len = tl + strlen(pid) + 2;
-		em.text = malloc(em.prefix_len + em.max_text);
-		if (em.text == NULL) {
-			cli_error("emit", "%s", strerror(ENOMEM));
+	note_ignored(em.log, path, &o, &co);
+	{
+		struct kmsg_stat st;
+		r = kmsg_log_stat(&st, em.log);
+		if (r < 0) {
+			cli_lib_error(path, r);
 			goto out;
 		}
-		memcpy(em.text, tag ? tag : "", tl);
-		memcpy(em.text + tl, pid, strlen(pid));
-		memcpy(em.text + em.prefix_len - 2, ": ", 2);
+		em.max_text = st.max_text;
 	}
-	/* An explicit --field SYSLOG_IDENTIFIER wins over the tag's. */
-	if (tag && !has_field(fields, nfields, "SYSLOG_IDENTIFIER")) {
-		fields[nfields].key = "SYSLOG_IDENTIFIER";
-		fields[nfields].key_len = strlen("SYSLOG_IDENTIFIER");
-		fields[nfields].value = tag;
-		fields[nfields].value_len = strlen(tag);
-		nfields++;
+
+	{
+		/* "TAG: " or "TAG[PID]: " before each message's text */
+		char pid[16] = "";
+		size_t tl = tag ? strlen(tag) : 0;
+		if (tag && o.log_pid)
+			snprintf(pid, sizeof(pid), "[%" PRIu32 "]", id ? id : (uint32_t)getpid());
+		em.prefix_len = tag ? tl + strlen(pid) + 2 : 0;
+		if (em.prefix_len >= em.max_text) {
+			cli_error("--tag", "the tag takes %zu of the log's %u bytes of text",
+				  em.prefix_len, em.max_text);
+			goto out;
+		}
+		em.text = malloc(em.max_text);
+		if (em.text == NULL) {
+			cli_error(NULL, "%s", strerror(ENOMEM));
+			goto out;
+		}
+		if (tag) {
+			memcpy(em.text, tag, tl);
+			memcpy(em.text + tl, pid, strlen(pid));
+			memcpy(em.text + em.prefix_len - 2, ": ", 2);
+		}
 	}
-	em.entry.fields = nfields ? fields : NULL;
-	em.entry.nfields = nfields;
+
+	if (find_script(&script, em.log, path, caller, o.cont || caller) != 0)
+		goto out;
+	em.entry.caller = script.caller;
 	em.entry.pid = id;
-	if (o.no_newline || o.cont || caller)
-		em.entry.caller = continuation_caller(caller);
+	em.continues = script.continues;
 	em.skip_empty = o.skip_empty;
 	em.prio_prefix = o.prio_prefix;
 	em.fragment_last = o.no_newline;
 	em.echo = o.echo;
+	em.split = o.split;
 	/* Nothing was printed yet, so stderr's buffering may still change. */
 	if (em.echo)
 		setvbuf(stderr, NULL, _IOFBF, ECHO_BUF);

@@ -26,11 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FRAGMENT_WAIT_MS 2000
 #define DEFAULT_LINES 10
+#define CHECK_MS 1000 /* how often the path is looked at, as tail -F does */
 #define STOPPED (-1)  /* follow_loop(): a signal asked for the end */
 
 static const char *file_opt, *lines_opt;
+static int fail_missing;
 
 const struct poptOption follow_options[] = {
 	{ "file", 'F', POPT_ARG_STRING, &file_opt, 0,
@@ -38,8 +39,13 @@ const struct poptOption follow_options[] = {
 	{ "lines", 'n', POPT_ARG_STRING, &lines_opt, 0,
 	  "first print the last N records (default 10; all: every record "
 	  "not cleared; 0: only new ones)", "N|all" },
+	{ "fail-missing", '\0', POPT_ARG_NONE, &fail_missing, 0,
+	  "fail at once if the log does not exist, instead of waiting for it", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_options, 0,
 	  "Format and filter options:", NULL },
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_human_options, 0,
+	  NULL, NULL },
+	CLI_HELP_H
 	POPT_AUTOHELP
 	POPT_TABLEEND
 };
@@ -110,14 +116,6 @@ static void setup_signals(void)
 	if (pthread_create(&t, NULL, watch_pipe, NULL) == 0)
 		pthread_detach(t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-static int64_t clock_now(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /*
@@ -192,23 +190,36 @@ static int position(struct kmsg_reader *r, struct kmsg_log *log,
 }
 
 /*
+ * The log being followed.  Static: the signal handler may jump back into
+ * cmd_follow(), and only objects in static storage keep their values
+ * across that.
+ */
+static struct follow {
+	const char *path;
+	struct kmsg_log *log;
+	struct kmsg_reader *r;
+	uint8_t ring_id[16];
+	uint64_t clear_seq;    /* -n all with --since: records below it are cleared */
+	int64_t next_check_ns; /* CLOCK_MONOTONIC: when to look at the path again */
+} fl;
+
+/*
  * Prints every record the reader has now (stopping early if a signal asks
  * for the end).  Returns 0, or a negative code: of the reader, with
  * *read_err set, or of writing, for out_fail().
  */
-static int drain(struct output *o, struct kmsg_reader *r, uint64_t clear_seq,
-		 int *read_err)
+static int drain(struct output *o, int *read_err)
 {
 	struct kmsg_record rec;
 	int rc;
 
-	while (!stop && (rc = kmsg_reader_next(r, &rec)) != 0) {
+	while (!stop && (rc = kmsg_reader_next(fl.r, &rec)) != 0) {
 		if (rc < 0) {
 			*read_err = 1;
 			return rc;
 		}
 		OUT_GAPS(o, &rec);
-		if (rec.seq < clear_seq)
+		if (rec.seq < fl.clear_seq)
 			continue;
 		rc = out_record(o, &rec);
 		if (rc < 0)
@@ -218,32 +229,137 @@ static int drain(struct output *o, struct kmsg_reader *r, uint64_t clear_seq,
 }
 
 /*
+ * Sleeps ms milliseconds, or less if a signal comes (then stop is set, or
+ * the handler jumps out).
+ */
+static void nap(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	waiting = 1;
+	if (!stop)
+		nanosleep(&ts, NULL);
+	waiting = 0;
+}
+
+/*
+ * Opens fl.path as the followed log, with a joining reader.  When it does
+ * not exist, waits for it (tail -F's habit) unless fail_now.  Returns
+ * 0, or an exit status after saying what is wrong (STOPPED if a signal came
+ * while waiting).
+ */
+static int open_followed(int fail_now)
+{
+	int said = 0, rc;
+	struct kmsg_stat st;
+
+	for (;;) {
+		if (access(fl.path, F_OK) == 0 || errno != ENOENT || fail_now)
+			break;
+		if (!said++)
+			cli_error(fl.path, "no such log yet; waiting for it to appear "
+				  "(--fail-missing fails at once instead)");
+		nap(CHECK_MS);
+		if (stop)
+			return STOPPED;
+	}
+	fl.log = cli_open_log(fl.path, 0, NULL);
+	if (fl.log == NULL)
+		return EXIT_FAIL;
+	rc = kmsg_reader_new(&fl.r, fl.log, KMSG_READER_JOIN);
+	if (rc == 0)
+		rc = kmsg_log_stat(&st, fl.log);
+	if (rc < 0) {
+		cli_lib_error(fl.path, rc);
+		return EXIT_FAIL;
+	}
+	memcpy(fl.ring_id, st.ring_id, sizeof(fl.ring_id));
+	if (said)
+		cli_error(fl.path, "appeared; following it from its oldest record");
+	return 0;
+}
+
+/*
+ * Looks at the path, at most once every CHECK_MS, as tail -F does: a log
+ * removed, replaced (mv, a new log) or resized (cut short, restored) is
+ * said on stderr and opened again.  The same log (its ring id) goes on
+ * from where the follower was, reporting what went missing; another log
+ * is followed from its oldest record.  Returns 0, or an exit status.
+ */
+static int check_path(struct output *o, int *read_err)
+{
+	int64_t now = cli_now_ns(CLOCK_MONOTONIC);
+	uint64_t at;
+	uint8_t old_id[16];
+	int change, rc;
+
+	if (now < fl.next_check_ns)
+		return 0;
+	fl.next_check_ns = now + (int64_t)CHECK_MS * 1000000;
+	change = kmsg_log_file_changed(fl.log, fl.path);
+	if (change <= KMSG_FILE_SAME)
+		return 0;  /* unchanged, or cannot tell: keep following */
+	/* What the old file still shows first. */
+	kmsg_reader_flush(fl.r, INT64_MAX);
+	rc = drain(o, read_err);
+	if (rc == 0)
+		rc = out_flush(o);
+	if (rc < 0)
+		return *read_err ? (cli_lib_error(fl.path, rc), EXIT_FAIL) : out_fail(o, rc);
+	at = kmsg_reader_position(fl.r);
+	memcpy(old_id, fl.ring_id, sizeof(old_id));
+	cli_error(fl.path, "%s", change == KMSG_FILE_GONE ? "removed; following it "
+		  "when it comes back" : change == KMSG_FILE_REPLACED ?
+		  "replaced by another file; following that" :
+		  "the file changed size (cut short, or restored by a writer); "
+		  "opening it again");
+	kmsg_reader_free(fl.r);
+	kmsg_log_close(fl.log);
+	fl.r = NULL;
+	fl.log = NULL;
+	rc = open_followed(0);
+	if (rc)
+		return rc;
+	if (!memcmp(old_id, fl.ring_id, sizeof(old_id))) {
+		/* the same log: on from where we were */
+		rc = kmsg_reader_seek_seq(fl.r, at);
+	} else {
+		rc = kmsg_reader_seek(fl.r, KMSG_SEEK_OLDEST);
+		fl.clear_seq = 0;
+	}
+	if (rc < 0) {
+		cli_lib_error(fl.path, rc);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+/*
  * Prints what the reader has and then each new record as it comes, until
  * a signal asks for the end (returns STOPPED) or reading or writing fails
  * (reports it and returns an exit status).
  */
-static int follow_loop(struct output *o, struct kmsg_reader *r,
-		       const char *path, uint64_t clear_seq)
+static int follow_loop(struct output *o)
 {
 	int rc, timed_out = 0, maybe_pending = 1, read_err = 0;
-	int64_t activity;
+	int64_t activity, now;
 
-	activity = clock_now(CLOCK_MONOTONIC);
+	activity = cli_now_ns(CLOCK_MONOTONIC);
+	fl.next_check_ns = activity + (int64_t)CHECK_MS * 1000000;
 	for (;;) {
-		int64_t left;
-		int timeout = -1;
+		int64_t due;
+		int timeout;
 
 		/* After a quiet spell every incomplete line is due; else
-		 * those begun more than FRAGMENT_WAIT_MS ago. */
-		kmsg_reader_flush(r, timed_out ? INT64_MAX :
-				  clock_now(CLOCK_REALTIME) -
-				  (int64_t)FRAGMENT_WAIT_MS * 1000000);
-		rc = drain(o, r, clear_seq, &read_err);
+		 * those begun more than OUT_FRAGMENT_WAIT_NS ago. */
+		kmsg_reader_flush(fl.r, timed_out ? INT64_MAX :
+				  cli_now_ns(CLOCK_REALTIME) - OUT_FRAGMENT_WAIT_NS);
+		rc = drain(o, &read_err);
 		if (rc == 0)
 			rc = out_flush(o);
 		if (rc < 0 && read_err) {
 			out_flush(o);
-			cli_lib_error(path, rc);
+			cli_lib_error(fl.path, rc);
 			return EXIT_FAIL;
 		}
 		if (rc < 0)
@@ -252,29 +368,36 @@ static int follow_loop(struct output *o, struct kmsg_reader *r,
 			maybe_pending = 0;
 		if (stop)
 			return STOPPED;
-		/* Records came since the last quiet spell: one of them may
-		 * be a fragment, due FRAGMENT_WAIT_MS after it came. */
-		if (maybe_pending) {
-			left = activity + (int64_t)FRAGMENT_WAIT_MS * 1000000 -
-			       clock_now(CLOCK_MONOTONIC);
-			timeout = left > 0 ? (int)((left + 999999) / 1000000) : 0;
-		}
+		/* The next thing due: the path's check; gaps held back; a
+		 * fragment among the records since the last quiet spell. */
+		due = fl.next_check_ns;
+		now = out_gaps_flush(o, 0);
+		if (now && now < due)
+			due = now;
+		if (maybe_pending && activity + OUT_FRAGMENT_WAIT_NS < due)
+			due = activity + OUT_FRAGMENT_WAIT_NS;
+		now = cli_now_ns(CLOCK_MONOTONIC);
+		timeout = due > now ? (int)((due - now + 999999) / 1000000) : 0;
 		waiting = 1;
 		if (stop)
 			return STOPPED;
-		rc = kmsg_reader_wait(r, timeout);
+		rc = kmsg_reader_wait(fl.r, timeout);
 		waiting = 0;
-		timed_out = rc == 0;
+		timed_out = rc == 0 && maybe_pending &&
+			    cli_now_ns(CLOCK_MONOTONIC) >= activity + OUT_FRAGMENT_WAIT_NS;
 		if (rc == -EINTR)
 			continue;
 		if (rc < 0) {
-			cli_lib_error(path, rc);
+			cli_lib_error(fl.path, rc);
 			return EXIT_FAIL;
 		}
 		if (rc == 1) {
 			maybe_pending = 1;
-			activity = clock_now(CLOCK_MONOTONIC);
+			activity = cli_now_ns(CLOCK_MONOTONIC);
 		}
+		rc = check_path(o, &read_err);
+		if (rc)
+			return rc;
 	}
 }
 
@@ -295,23 +418,18 @@ static int parse_lines(int *all, uint64_t *n, const char *s)
 
 int cmd_follow(int argc, const char **argv)
 {
-	/* static: the signal handler may jump back into this function, and
-	 * only objects in static storage keep their values across that */
+	/* static, as fl: see there */
 	static poptContext con;
 	static struct output o;
-	static struct kmsg_log *log;
-	static struct kmsg_reader *r;
-	static int status, setup;
-	static uint64_t clear_seq;
-	const char *path;
-	uint64_t n = DEFAULT_LINES;
-	int rc, kind, all = 0;
+	static int status, setup, all;
+	static uint64_t n;
+	int rc, kind;
 
 	con = poptGetContext("kmsg follow", argc, argv, follow_options, 0);
 	o.saved_out = o.saved_err = -1;
-	log = NULL;
-	r = NULL;
-	clear_seq = 0;
+	memset(&fl, 0, sizeof(fl));
+	n = DEFAULT_LINES;
+	all = 0;
 	status = EXIT_FAIL;
 	setup = 0;
 	status = cli_parse_options(con, "follow");
@@ -319,10 +437,8 @@ int cmd_follow(int argc, const char **argv)
 		goto out;
 	status = EXIT_FAIL;
 	if (lines_opt && parse_lines(&all, &n, lines_opt) < 0) {
-		fprintf(stderr, "kmsg follow: --lines %s: not a number or 'all'\n"
-			"Try 'kmsg follow --help' for more information.\n",
-			lines_opt);
-		status = EXIT_USAGE;
+		status = cli_usage_error("follow", "--lines", "'%s' is not a number or 'all'",
+					 lines_opt);
 		goto out;
 	}
 	status = cli_need_stdout();
@@ -336,42 +452,48 @@ int cmd_follow(int argc, const char **argv)
 	/* --since says where to start, unless -n says it too */
 	if (o.have_since && !lines_opt)
 		all = 1;
-	path = cli_log_path(file_opt);
-	if (path == NULL)
+	fl.path = cli_log_path(file_opt);
+	if (fl.path == NULL)
 		goto out;
-	kind = src_detect(path);
+	if (!strcmp(fl.path, "-")) {
+		cli_error("standard input", "kmsg follow needs a live log file, not a "
+			  "pipe; 'kmsg read -F -' reads one");
+		goto out;
+	}
+	kind = src_detect(fl.path);
 	if (kind == -EISDIR) {
-		cli_error(path, "is a directory");
+		cli_error(fl.path, "is a directory");
 		goto out;
 	}
 	if (kind == SRC_DUMP || kind == SRC_TEXT) {
-		cli_error(path, "is %s, not a live log: use 'kmsg read'",
+		cli_error(fl.path, "is %s, not a live log: use 'kmsg read'",
 			  kind == SRC_DUMP ? "a kmsg dump" : "not a kmsg log");
 		goto out;
 	}
-	log = cli_open_log(path, 0, 0, 0);
-	if (log == NULL)
-		goto out;
-	rc = kmsg_reader_new(&r, log, KMSG_READER_JOIN);
-	if (rc == 0)
-		rc = position(r, log, &o, all, n);
-	if (rc < 0) {
-		cli_lib_error(path, rc);
-		goto out;
-	}
-	if (all && o.have_since) {
-		struct kmsg_stat st;
-
-		if (kmsg_log_stat(&st, log) == 0)
-			clear_seq = st.clear_seq;
-	}
 	if (sigsetjmp(wake, 1) == 0) {
 		setup_signals();
-		status = follow_loop(&o, r, path, clear_seq);
-		if (status != STOPPED)
+		status = open_followed(fail_missing);
+		if (status)
+			goto stopped;
+		rc = position(fl.r, fl.log, &o, all, n);
+		if (rc < 0) {
+			cli_lib_error(fl.path, rc);
 			goto out;
+		}
+		if (all && o.have_since) {
+			struct kmsg_stat st;
+
+			if (kmsg_log_stat(&st, fl.log) == 0)
+				fl.clear_seq = st.clear_seq;
+		}
+		status = follow_loop(&o);
 	}
-	/* stopped by a signal: what was printed stays as printed; JSON gets its closing */
+stopped:
+	if (status != STOPPED && !stop)
+		goto out;
+	/* stopped by a signal: what was printed stays as printed; gaps
+	 * still held back are said; JSON gets its closing */
+	out_gaps_flush(&o, 1);
 	rc = out_end(&o);
 	if (rc < 0) {
 		status = out_fail(&o, rc);
@@ -380,10 +502,10 @@ int cmd_follow(int argc, const char **argv)
 	status = EXIT_OK;
 out:
 	waiting = 0;
-	kmsg_reader_free(r);
+	kmsg_reader_free(fl.r);
 	if (setup)
 		out_free(&o);
-	kmsg_log_close(log);
+	kmsg_log_close(fl.log);
 	poptFreeContext(con);
 	return status;
 }

@@ -21,8 +21,39 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: kmsg <command> [options]\n\nCommands:\n");
 	for (const struct kmsg_cmd *c = kmsg_commands; c->name; c++)
 		fprintf(f, "  %-8s %s\n", c->name, c->summary);
+	fprintf(f, "  %-8s %s\n", "help", "help COMMAND: that command's options, as --help");
+	fprintf(f, "  %-8s %s\n", "options", "options COMMAND: its options, one per line "
+		   "(for shell completions)");
 	fprintf(f, "\n'kmsg <command> --help' lists a command's options; "
 		   "kmsg(1) has the whole manual.\n");
+}
+
+/*
+ * Runs subcommand c with the rest of the command line, argv[0] named
+ * "kmsg <command>" so that its usage and help say how it was called.
+ */
+static int run(const struct kmsg_cmd *c, int argc, const char **argv)
+{
+	char name[32];
+	const char **v = calloc((size_t)argc + 1, sizeof(*v));
+
+	if (v == NULL) {
+		cli_error(NULL, "out of memory");
+		return EXIT_FAIL;
+	}
+	snprintf(name, sizeof(name), "kmsg %s", c->name);
+	v[0] = name;
+	for (int i = 1; i < argc; i++)
+		v[i] = argv[i];
+	return c->fn(argc, v);
+}
+
+static const struct kmsg_cmd *find(const char *name)
+{
+	for (const struct kmsg_cmd *c = kmsg_commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
 }
 
 /* Prints one line per option of a popt table, tables it includes too. */
@@ -50,16 +81,21 @@ static void list_table(const struct poptOption *opts)
  * (or -), the long form (or -), and whether it takes an argument.  The
  * shell completions are checked against it, so they cannot drift.
  */
-static int list_options(const char *name)
+static int list_options(int argc, const char **argv)
 {
-	for (const struct kmsg_cmd *c = kmsg_commands; c->name; c++) {
-		if (strcmp(c->name, name))
-			continue;
-		list_table(c->options);
-		return EXIT_OK;
+	const struct kmsg_cmd *c;
+
+	if (argc != 3) {
+		cli_error("options", "takes one command: kmsg options COMMAND");
+		return EXIT_USAGE;
 	}
-	cli_error(name, "no such command");
-	return EXIT_USAGE;
+	c = find(argv[2]);
+	if (c == NULL) {
+		cli_error(argv[2], "no such command; see 'kmsg --help'");
+		return EXIT_USAGE;
+	}
+	list_table(c->options);
+	return EXIT_OK;
 }
 
 int main(int argc, const char **argv)
@@ -72,9 +108,9 @@ int main(int argc, const char **argv)
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		if (argc > 2 && strcmp(argv[1], "help") == 0) {
 			const char *sub[] = { argv[2], "--help", NULL };
-			for (const struct kmsg_cmd *c = kmsg_commands; c->name; c++)
-				if (!strcmp(c->name, argv[2]))
-					return c->fn(2, sub);
+			const struct kmsg_cmd *c = find(argv[2]);
+			if (c)
+				return run(c, 2, sub);
 			cli_error(argv[2], "no such command; see 'kmsg --help'");
 			return EXIT_USAGE;
 		}
@@ -85,11 +121,10 @@ int main(int argc, const char **argv)
 		printf("kmsg %s\n", KMSG_VERSION_STRING);
 		return EXIT_OK;
 	}
-	if (!strcmp(argv[1], "options") && argc == 3)
-		return list_options(argv[2]);
-	for (const struct kmsg_cmd *c = kmsg_commands; c->name; c++)
-		if (!strcmp(c->name, argv[1]))
-			return c->fn(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "options"))
+		return list_options(argc, argv);
+	if (find(argv[1]))
+		return run(find(argv[1]), argc - 1, argv + 1);
 	cli_error(argv[1], "no such command; see 'kmsg --help'");
 	return EXIT_USAGE;
 }

@@ -309,10 +309,6 @@ const struct poptOption output_options[] = {
 	{ "color", 'L', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, NULL, OPT_COLOR,
 	  "colour: auto (on a terminal unless NO_COLOR is set), always or never",
 	  "WHEN" },
-	{ "human", 'H', POPT_ARG_NONE, NULL, OPT_HUMAN,
-	  "human-readable output: reltime, colour and a pager", NULL },
-	{ "nopager", 'P', POPT_ARG_NONE, NULL, OPT_NOPAGER,
-	  "do not pipe the output into a pager", NULL },
 	{ "level", 'l', POPT_ARG_STRING, NULL, OPT_LEVEL,
 	  "only these levels (err+: err and more severe; +err: err and less)",
 	  "LIST" },
@@ -328,6 +324,24 @@ const struct poptOption output_options[] = {
 	  "only records written at or before TIME", "TIME" },
 	{ "match", '\0', POPT_ARG_STRING, NULL, OPT_MATCH,
 	  "only records with this field (repeat: all must match)", "KEY=VALUE" },
+	POPT_TABLEEND
+};
+
+/* read's -H and -P: only read pages its output. */
+const struct poptOption output_pager_options[] = {
+	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)on_option, 0, NULL, NULL },
+	{ "human", 'H', POPT_ARG_NONE, NULL, OPT_HUMAN,
+	  "human-readable output: reltime, colour and a pager", NULL },
+	{ "nopager", 'P', POPT_ARG_NONE, NULL, OPT_NOPAGER,
+	  "do not pipe the output into a pager", NULL },
+	POPT_TABLEEND
+};
+
+/* follow's -H: the same without a pager, which a follower never has. */
+const struct poptOption output_human_options[] = {
+	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)on_option, 0, NULL, NULL },
+	{ "human", 'H', POPT_ARG_NONE, NULL, OPT_HUMAN,
+	  "human-readable output: reltime and colour", NULL },
 	POPT_TABLEEND
 };
 
@@ -583,7 +597,7 @@ struct kmsg_log *src_open_log(struct src *s, unsigned flags)
 	int rc;
 
 	if (s->kind == SRC_LOG && !s->stream)
-		return cli_open_log(s->name, flags, 0, 0);
+		return cli_open_log(s->name, flags, NULL);
 	/* a dump, or a log arriving on a pipe: into memory, from the bytes
 	 * taken to look at it on */
 	rc = kmsg_dump_open_fd(&log, s->fd, s->head + s->head_pos,
@@ -678,14 +692,6 @@ static int parse_span(int64_t *out, const char *s)
 		return -1;
 	*out = (int64_t)total;
 	return 0;
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
 }
 
 /* The length of a weekday name (or its abbreviation, any case) and the
@@ -794,7 +800,7 @@ static int parse_absolute(int64_t *ns, const char *s)
 
 int parse_when(int64_t *ns, const char *s)
 {
-	int64_t now = now_ns(), span, frac;
+	int64_t now = cli_now_ns(CLOCK_REALTIME), span, frac;
 	size_t len = strlen(s);
 	int days;
 
@@ -896,17 +902,10 @@ int out_setup(struct output *o, const char *cmd, int follow)
 
 	memset(o, 0, sizeof(*o));
 	o->saved_out = o->saved_err = -1;
-	if (args.err[0]) {
-		fprintf(stderr, "kmsg %s: %s\n", cmd, args.err);
-		fprintf(stderr, "Try 'kmsg %s --help' for more information.\n", cmd);
-		return EXIT_USAGE;
-	}
-	if (args.raw && args.output == KMSG_OUT_SHORT && args.conflict) {
-		fprintf(stderr, "kmsg %s: --raw cannot be used with %s\n", cmd,
-			args.conflict);
-		fprintf(stderr, "Try 'kmsg %s --help' for more information.\n", cmd);
-		return EXIT_USAGE;
-	}
+	if (args.err[0])
+		return cli_usage_error(cmd, NULL, "%s", args.err);
+	if (args.raw && args.output == KMSG_OUT_SHORT && args.conflict)
+		return cli_usage_error(cmd, "--raw", "cannot be used with %s", args.conflict);
 
 	fo.output = args.output;
 	fo.time = (enum kmsg_time_format)args.time;
@@ -923,8 +922,8 @@ int out_setup(struct output *o, const char *cmd, int follow)
 			if (fo.time == KMSG_TIME_MONO || fo.time == KMSG_TIME_CTIME)
 				fo.flags |= KMSG_FMT_SHOWDELTA;
 			else if (fo.time == KMSG_TIME_ISO)
-				fprintf(stderr, "kmsg %s: --show-delta is ignored "
-					"with the iso time format\n", cmd);
+				cli_error("--show-delta", "ignored with the iso time "
+					  "format, as dmesg ignores it");
 			else
 				fo.time = KMSG_TIME_DELTA;
 		}
@@ -1140,18 +1139,65 @@ int out_fail(struct output *o, int err)
 	return EXIT_FAIL;
 }
 
+/*
+ * One line for what c holds: "N [adj ]record(s) verb before seq S", and
+ * its forms for several gaps and for records missing at the end.
+ */
+static void print_gap(struct gap_count *c, const char *adj, const char *verb,
+		      const char *why)
+{
+	unsigned long long n = (unsigned long long)c->n, s = (unsigned long long)c->last_seq;
+	const char *pl = n == 1 ? "" : "s";
+
+	if (!c->n)
+		return;
+	if (c->at_end && c->gaps == 1 && n == 1)
+		fprintf(stderr, "kmsg: 1 %srecord %s at the end, seq %llu%s\n",
+			adj, verb, s - 1, why);
+	else if (c->at_end && c->gaps == 1)
+		fprintf(stderr, "kmsg: %llu %srecords %s at the end, seq %llu to %llu%s\n",
+			n, adj, verb, s - n, s - 1, why);
+	else if (c->gaps == 1)
+		fprintf(stderr, "kmsg: %llu %srecord%s %s before seq %llu%s\n",
+			n, adj, pl, verb, s, why);
+	else
+		fprintf(stderr, "kmsg: %llu %srecords %s in %llu gaps, the last before "
+			"seq %llu%s\n", n, adj, verb, (unsigned long long)c->gaps, s, why);
+	memset(c, 0, sizeof(*c));
+}
+
+int64_t out_gaps_flush(struct output *o, int force)
+{
+	int64_t now;
+
+	if (!o->held_lost.n && !o->held_damaged.n)
+		return 0;
+	now = cli_now_ns(CLOCK_MONOTONIC);
+	if (now < o->gap_next_ns && !force)
+		return o->gap_next_ns;
+	/* What came before the gap reaches the terminal before the news. */
+	out_flush(o);
+	print_gap(&o->held_lost, "", "lost", ": the writers overtook this reader");
+	print_gap(&o->held_damaged, "damaged ", "skipped", "");
+	o->gap_next_ns = now + NS_PER_SEC;
+	return 0;
+}
+
+static void hold_gap(struct gap_count *c, uint64_t n, const struct kmsg_record *rec)
+{
+	if (!n)
+		return;
+	c->n += n;
+	c->gaps++;
+	c->last_seq = rec->seq;
+	c->at_end = (rec->flags & KMSG_GAP) != 0;
+}
+
 void out_gaps(struct output *o, const struct kmsg_record *rec)
 {
-	/* What came before the gap reaches the terminal before the news. */
-	if (out_flush(o) < 0)
-		return;
-	if (rec->lost)
-		fprintf(stderr, "kmsg: %llu records lost before seq %llu: the "
-			"writers overtook this reader\n",
-			(unsigned long long)rec->lost, (unsigned long long)rec->seq);
-	if (rec->damaged)
-		fprintf(stderr, "kmsg: %llu damaged records skipped before seq %llu\n",
-			(unsigned long long)rec->damaged, (unsigned long long)rec->seq);
+	hold_gap(&o->held_lost, rec->lost, rec);
+	hold_gap(&o->held_damaged, rec->damaged, rec);
+	out_gaps_flush(o, 0);
 }
 
 /* ------------------------------------------------------------------ */

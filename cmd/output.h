@@ -19,6 +19,9 @@
  * out_setup() turns them into a struct output.
  */
 extern const struct poptOption output_options[];
+/* -H with the pager and -P (read), or -H alone (follow): the same callback. */
+extern const struct poptOption output_pager_options[];
+extern const struct poptOption output_human_options[];
 
 /* What a file given with --file holds, from its first bytes. */
 enum src_kind {
@@ -119,6 +122,13 @@ struct output {
 	int pager;            /* -H and no -P: page when stdout is a terminal */
 	pid_t pager_pid;
 	int saved_out, saved_err;
+
+	/* gaps not yet reported (out_gaps) */
+	struct gap_count {
+		uint64_t n, gaps, last_seq;
+		int at_end;   /* the last gap had no record after it */
+	} held_lost, held_damaged;
+	int64_t gap_next_ns;  /* CLOCK_MONOTONIC: when a line may be printed */
 };
 
 /*
@@ -173,13 +183,26 @@ int out_fail(struct output *o, int err);
 
 /*
  * Reports on stderr the records a reader lost or skipped just before rec
- * (rec->lost, rec->damaged), one line each, after flushing what was
- * printed before them so the line lands in place on a terminal.  Call it
+ * (rec->lost, rec->damaged, or a KMSG_GAP record), after flushing what was
+ * printed before them so the line lands in place on a terminal.  At most
+ * one line of each kind a second: gaps that come faster are added up and
+ * reported together by a later call or by out_gaps_flush().  Call it
  * through OUT_GAPS(), which costs nothing when there is no gap.
  */
 void out_gaps(struct output *o, const struct kmsg_record *rec);
 #define OUT_GAPS(o, rec) \
 	do { if ((rec)->lost | (rec)->damaged) out_gaps((o), (rec)); } while (0)
+
+/*
+ * Reports the gaps out_gaps() held back, if any, when a line is allowed
+ * again or force says so (at the end).  Returns 0, or while something is
+ * still held, when it may be printed (CLOCK_MONOTONIC ns).
+ */
+int64_t out_gaps_flush(struct output *o, int force);
+
+/* How long a line begun in parts may wait for its end before it is shown
+ * as it is (follow), or left for a later read (read -c): 2 s. */
+#define OUT_FRAGMENT_WAIT_NS (INT64_C(2) * 1000 * 1000 * 1000)
 
 /*
  * Parses a time as dmesg's and journalctl's --since and --until take it:

@@ -33,9 +33,12 @@ const struct poptOption read_options[] = {
 	  "clear the log without printing it (as kmsg clear)", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_options, 0,
 	  "Format and filter options:", NULL },
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_pager_options, 0,
+	  NULL, NULL },
 	/* dmesg's -w and -W, to say where they went */
 	{ "follow", 'w', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, NULL, 'w', NULL, NULL },
 	{ "follow-new", 'W', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, NULL, 'W', NULL, NULL },
+	CLI_HELP_H
 	POPT_AUTOHELP
 	POPT_TABLEEND
 };
@@ -279,11 +282,13 @@ out:
  * whole lines, fragments joined, the incomplete lines at the end shown as
  * they are.  Gaps (records lost to writers or damaged) are reported on
  * stderr where they occur.  With clear, marks as cleared every record up
- * to the last one printed (or filtered out), never one written after it.
- * Returns an exit status.
+ * to the last one printed (or filtered out), never one written after it,
+ * and leaves a line begun in the last OUT_FRAGMENT_WAIT_NS, and all after
+ * it, to the next read -c.  log_file says log is a log file (not a copy
+ * of one): one cut short is then said to be.  Returns an exit status.
  */
 static int read_log(struct output *o, struct kmsg_log *log, const char *path,
-		    int clear)
+		    int clear, int log_file)
 {
 	struct kmsg_reader *r = NULL;
 	struct kmsg_record rec;
@@ -292,14 +297,19 @@ static int read_log(struct output *o, struct kmsg_log *log, const char *path,
 
 	rc = kmsg_log_stat(&st, log);
 	if (rc == 0)
-		rc = kmsg_reader_new(&r, log, KMSG_READER_JOIN);
+		rc = kmsg_reader_new(&r, log, KMSG_READER_JOIN | KMSG_READER_ORDER);
+	/* A consumer (read -c) from the mark it left: records evicted since
+	 * before it could see them are reported as lost. */
 	if (rc == 0)
-		rc = o->have_since ? kmsg_reader_seek_time(r, o->since_ns)
-				   : kmsg_reader_seek(r, KMSG_SEEK_CLEARED);
+		rc = o->have_since ? kmsg_reader_seek_time(r, o->since_ns) :
+		     clear ? kmsg_reader_seek_seq(r, st.clear_seq) :
+		     kmsg_reader_seek(r, KMSG_SEEK_CLEARED);
 	if (rc < 0) {
 		cli_lib_error(path, rc);
 		goto out;
 	}
+	if (log_file)
+		cli_cut_short(path, &st);
 	out_pager_start(o);
 	for (;;) {
 		rc = kmsg_reader_next(r, &rec);
@@ -309,10 +319,14 @@ static int read_log(struct output *o, struct kmsg_log *log, const char *path,
 			goto out;
 		}
 		if (rc == 0) {
-			/* the end: now the lines still waiting for their end */
+			/* The end: now the lines still waiting for their end.
+			 * -c leaves a line begun in the last moments (and what
+			 * came after it) for the next read -c, which then sees
+			 * it whole: it is neither printed nor cleared now. */
 			if (flushed)
 				break;
-			kmsg_reader_flush(r, INT64_MAX);
+			kmsg_reader_flush(r, clear ? cli_now_ns(CLOCK_REALTIME) - OUT_FRAGMENT_WAIT_NS
+					  : INT64_MAX);
 			flushed = 1;
 			continue;
 		}
@@ -327,6 +341,7 @@ static int read_log(struct output *o, struct kmsg_log *log, const char *path,
 			goto out;
 		}
 	}
+	out_gaps_flush(o, 1);
 	rc = out_end(o);
 	if (rc < 0) {
 		status = out_fail(o, rc);
@@ -357,9 +372,10 @@ int cmd_read(int argc, const char **argv)
 	int rc, status = EXIT_FAIL, setup = 0;
 
 	while ((rc = poptGetNextOpt(con)) > 0) {
-		fprintf(stderr, "kmsg read: -%c: use 'kmsg follow' (-n all for "
-			"dmesg -w, -n 0 for dmesg -W)\n", rc);
-		status = EXIT_USAGE;
+		if (rc == CLI_OPT_H)
+			cli_help(con);
+		status = cli_usage_error("read", rc == 'w' ? "-w" : "-W", "use 'kmsg follow' "
+					 "(-n all for dmesg -w, -n 0 for dmesg -W)");
 		goto out;
 	}
 	if (rc < -1) {
@@ -367,16 +383,13 @@ int cmd_read(int argc, const char **argv)
 		goto out;
 	}
 	if (poptPeekArg(con)) {
-		fprintf(stderr, "kmsg read: unexpected argument '%s'\n"
-			"Try 'kmsg read --help' for more information.\n",
-			poptPeekArg(con));
-		status = EXIT_USAGE;
+		status = cli_usage_error("read", NULL, "unexpected argument '%s'",
+					 poptPeekArg(con));
 		goto out;
 	}
 	if (read_clear && clear_only) {
-		fprintf(stderr, "kmsg read: --read-clear and --clear cannot be "
-			"used together\n");
-		status = EXIT_USAGE;
+		status = cli_usage_error("read", NULL, "--read-clear and --clear cannot be "
+					 "used together");
 		goto out;
 	}
 	if (!clear_only) {
@@ -412,7 +425,7 @@ int cmd_read(int argc, const char **argv)
 	}
 	if (rc < 0) {
 		/* cli_open_log() words the error as every subcommand does */
-		log = cli_open_log(path, read_clear ? KMSG_OPEN_WRITE : 0, 0, 0);
+		log = cli_open_log(path, read_clear ? KMSG_OPEN_WRITE : 0, NULL);
 		if (log == NULL)
 			goto out;
 		src.kind = SRC_LOG;
@@ -436,7 +449,7 @@ int cmd_read(int argc, const char **argv)
 		if (log == NULL)
 			goto out;
 	}
-	status = read_log(&o, log, src.name, read_clear);
+	status = read_log(&o, log, src.name, read_clear, src.kind == SRC_LOG && !src.stream);
 out:
 	src_close(&src);
 	if (setup)

@@ -18,6 +18,7 @@ const struct poptOption stat_options[] = {
 	  "the log, or a dump made by kmsg dump (-: standard input)", "PATH" },
 	{ "json", 'J', POPT_ARG_NONE, &json, 0,
 	  "print one JSON object", NULL },
+	CLI_HELP_H
 	POPT_AUTOHELP
 	POPT_TABLEEND
 };
@@ -71,7 +72,33 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
-static void print_stat(const char *path, int is_dump, const struct kmsg_stat *st)
+/*
+ * For a log cut short, what the file still holds: its bytes, and the
+ * records a reader gets from it, so that stat and read agree.
+ */
+struct cut {
+	uint64_t present;    /* 0: not cut short */
+	uint64_t readable;
+};
+
+static int count_readable(uint64_t *n, struct kmsg_log *log)
+{
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	int rc = kmsg_reader_new(&r, log, 0);
+
+	*n = 0;
+	if (rc < 0)
+		return rc;
+	while ((rc = kmsg_reader_next(r, &rec)) == 1)
+		if (!(rec.flags & KMSG_GAP))
+			(*n)++;
+	kmsg_reader_free(r);
+	return rc < 0 ? rc : 0;
+}
+
+static void print_stat(const char *path, int is_dump, const struct kmsg_stat *st,
+		       const struct cut *cut)
 {
 	char id[33], created[64], sz[64], dsz[64];
 	uint64_t records = st->next_seq - st->first_seq;
@@ -87,15 +114,21 @@ static void print_stat(const char *path, int is_dump, const struct kmsg_stat *st
 		printf(",\"kind\":\"%s\",\"format_version\":%u,"
 		       "\"file_size\":%llu,\"data_size\":%llu,\"max_text\":%u,"
 		       "\"ring_id\":\"%s\",\"created\":\"%s\",\"created_ns\":%lld,"
+		       "\"created_sec\":%lld,\"created_nsec\":%lld,"
 		       "\"records\":%llu,\"first_seq\":%llu,\"last_seq\":",
 		       is_dump ? "dump" : "log", st->format_version,
 		       (unsigned long long)st->file_size, (unsigned long long)st->data_size,
 		       st->max_text, id, created, (long long)st->created_ns,
+		       (long long)(st->created_ns / 1000000000), (long long)(st->created_ns % 1000000000),
 		       (unsigned long long)records, (unsigned long long)st->first_seq);
 		if (records)
 			printf("%llu", (unsigned long long)(st->next_seq - 1));
 		else
 			printf("null");
+		if (cut->present)
+			printf(",\"cut_short\":true,\"bytes_present\":%llu,\"readable\":%llu",
+			       (unsigned long long)cut->present,
+			       (unsigned long long)cut->readable);
 		printf(",\"next_seq\":%llu,\"clear_seq\":%llu,\"evicted\":%llu,"
 		       "\"damaged\":%llu,\"takeovers\":%llu,\"used\":%llu,"
 		       "\"used_percent\":%.1f}\n",
@@ -108,13 +141,21 @@ static void print_stat(const char *path, int is_dump, const struct kmsg_stat *st
 	human_size(dsz, sizeof(dsz), st->data_size);
 	printf("path:        %s%s\n", path, is_dump ? " (a dump)" : "");
 	printf("file size:   %s\n", sz);
+	if (cut->present)
+		printf("cut short:   only %llu bytes are in the file\n",
+		       (unsigned long long)cut->present);
 	printf("data size:   %s\n", dsz);
 	printf("used:        %llu bytes (%.1f%%)\n", (unsigned long long)st->used, pct);
 	printf("max text:    %u\n", st->max_text);
 	printf("format:      %u\n", st->format_version);
 	printf("ring id:     %s\n", id);
 	printf("created:     %s\n", created);
-	printf("records:     %llu\n", (unsigned long long)records);
+	if (cut->present)
+		printf("records:     %llu, of which %llu readable: the rest were in "
+		       "the part cut off\n", (unsigned long long)records,
+		       (unsigned long long)cut->readable);
+	else
+		printf("records:     %llu\n", (unsigned long long)records);
 	if (records) {
 		printf("oldest:      %llu\n", (unsigned long long)st->first_seq);
 		printf("newest:      %llu\n", (unsigned long long)(st->next_seq - 1));
@@ -135,6 +176,7 @@ int cmd_stat(int argc, const char **argv)
 	struct kmsg_log *log = NULL;
 	struct kmsg_stat st;
 	struct src src = { .fd = -1 };
+	struct cut cut = { 0 };
 	const char *path;
 	int rc, status = EXIT_FAIL;
 
@@ -166,16 +208,18 @@ int cmd_stat(int argc, const char **argv)
 		goto out;
 	}
 	/* cli_open_log() words a missing or unreadable log */
-	log = rc < 0 ? cli_open_log(path, KMSG_OPEN_READ, 0, 0) :
+	log = rc < 0 ? cli_open_log(path, KMSG_OPEN_READ, NULL) :
 	      src_open_log(&src, KMSG_OPEN_READ);
 	if (log == NULL)
 		goto out;
 	rc = kmsg_log_stat(&st, log);
+	if (rc == 0 && src.kind != SRC_DUMP && (cut.present = cli_cut_short(path, &st)))
+		rc = count_readable(&cut.readable, log);
 	if (rc < 0) {
 		cli_lib_error(path, rc);
 		goto out;
 	}
-	print_stat(path, src.kind == SRC_DUMP, &st);
+	print_stat(path, src.kind == SRC_DUMP, &st, &cut);
 	status = EXIT_OK;
 out:
 	src_close(&src);

@@ -10,6 +10,7 @@
 # share/bash-completion/completions/kmsg) or sourced on its own.
 
 _kmsg_commands='emit read follow clear dump stat'
+_kmsg_all_commands="$_kmsg_commands help options"
 _kmsg_facilities='kern user mail daemon auth syslog lpr news uucp cron authpriv
 	ftp local0 local1 local2 local3 local4 local5 local6 local7'
 _kmsg_levels='emerg alert crit err warn notice info debug'
@@ -17,7 +18,7 @@ _kmsg_levels='emerg alert crit err warn notice info debug'
 # The format and filter options read and follow share (cmd/output.c).
 _kmsg_output_opts='-T --ctime -e --reltime -d --show-delta -t --notime
 	--time-format -r --raw -x --decode -J --json -o --output --noescape
-	--fields -L --color -H --human -P --nopager -l --level -f --facility
+	--fields -L --color -H --human -l --level -f --facility
 	-k --kernel -u --userspace --since --until --match'
 
 # The word lists below are split here, with IFS set: the user's may be any.
@@ -93,7 +94,7 @@ _kmsg()
 		if [[ $cur == -* ]]; then
 			_kmsg_words --help --version
 		else
-			_kmsg_words "$_kmsg_commands"
+			_kmsg_words "$_kmsg_all_commands"
 		fi
 		return
 	fi
@@ -102,14 +103,14 @@ _kmsg()
 	case $cmd in
 	emit)
 		opts='-p --priority -t --tag -i --id -f --input -e --skip-empty
-			-s --stderr --prio-prefix --field -F --file --size --sync
-			-n --no-newline --cont --caller' ;;
-	read)   opts="-F --file -c --read-clear -C --clear $_kmsg_output_opts" ;;
-	follow) opts="-F --file -n --lines $_kmsg_output_opts" ;;
+			-s --stderr --prio-prefix --field --split -F --file --log-size
+			--max-text --sync --no-newline --cont --caller' ;;
+	read)   opts="-F --file -c --read-clear -C --clear $_kmsg_output_opts -P --nopager" ;;
+	follow) opts="-F --file -n --lines --fail-missing $_kmsg_output_opts" ;;
 	clear)  opts='-F --file' ;;
 	dump)   opts='-F --file -o --output --level -v --verbose' ;;
 	stat)   opts='-F --file -J --json' ;;
-	help)
+	help | options)
 		((cword == 2)) && _kmsg_words "$_kmsg_commands"
 		return ;;
 	*)      return ;;
@@ -126,7 +127,7 @@ _kmsg()
 	emit:--id)
 		# a bare --id is -i: only --id=ID takes an argument
 		$split && return ;;
-	emit:-t | emit:--tag | emit:--field | emit:--size | emit:--caller)
+	emit:-t | emit:--tag | emit:--field | emit:--log-size | emit:--max-text | emit:--caller)
 		return ;;
 	read:--time-format | follow:--time-format)
 		_kmsg_words delta reltime ctime notime iso raw

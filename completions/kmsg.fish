@@ -56,9 +56,11 @@ complete -c kmsg -n __kmsg_no_command -a follow -d "print the last records, then
 complete -c kmsg -n __kmsg_no_command -a clear -d "mark everything so far as cleared"
 complete -c kmsg -n __kmsg_no_command -a dump -d "write a compressed snapshot"
 complete -c kmsg -n __kmsg_no_command -a stat -d "show the state of a log"
+complete -c kmsg -n __kmsg_no_command -a help -d "a command's options, as --help"
+complete -c kmsg -n __kmsg_no_command -a options -d "a command's options, one per line"
 complete -c kmsg -n __kmsg_no_command -l help -d "list the commands"
 complete -c kmsg -n __kmsg_no_command -l version -d "print the version"
-complete -c kmsg -n '__kmsg_is help' -a 'emit read follow clear dump stat'
+complete -c kmsg -n '__kmsg_is help options' -a 'emit read follow clear dump stat'
 
 complete -c kmsg -n '__kmsg_is emit read follow clear dump stat' -l help -d "show the options"
 complete -c kmsg -n '__kmsg_is emit read follow clear dump stat' -s F -l file -r -F -d "the log"
@@ -74,20 +76,24 @@ complete -c kmsg -n $c -s e -l skip-empty -d "do not write empty messages"
 complete -c kmsg -n $c -s s -l stderr -d "echo messages to stderr"
 complete -c kmsg -n $c -l prio-prefix -d "a leading <N> sets the priority"
 complete -c kmsg -n $c -l field -x -d "attach KEY=VALUE"
-complete -c kmsg -n $c -l size -x -d "size of a log created (default 1M)"
+complete -c kmsg -n $c -l split -d "write a long message in parts, joined when read"
+complete -c kmsg -n $c -l log-size -x -d "size of a log made (default 1M)"
+complete -c kmsg -n $c -l max-text -x -d "longest text of a log made (default 1024)"
 complete -c kmsg -n $c -l sync -d "each message on stable storage"
-complete -c kmsg -n $c -s n -l no-newline -d "leave the line open"
-complete -c kmsg -n $c -l cont -d "continue the line left open with -n"
-complete -c kmsg -n $c -l caller -x -d "who continues lines (implies --cont)"
+complete -c kmsg -n $c -l no-newline -d "leave the line open"
+complete -c kmsg -n $c -l cont -d "continue the line this script left open"
+complete -c kmsg -n $c -l caller -x -d "who continues lines, instead of the script"
 
 # kmsg read
 set -l c '__kmsg_is read'
 complete -c kmsg -n $c -s c -l read-clear -d "clear the records printed"
 complete -c kmsg -n $c -s C -l clear -d "clear the log without printing it"
+complete -c kmsg -n $c -s P -l nopager -d "no pager"
 
 # kmsg follow
 set -l c '__kmsg_is follow'
 complete -c kmsg -n $c -s n -l lines -x -a 'all 0 10' -d "first print the last N records"
+complete -c kmsg -n $c -l fail-missing -d "fail at once if the log does not exist"
 
 # the format and filter options of read and follow (cmd/output.c)
 set -l c '__kmsg_is read follow'
@@ -103,8 +109,7 @@ complete -c kmsg -n $c -s o -l output -x -a 'short raw json kmsg' -d "output for
 complete -c kmsg -n $c -l noescape -d "print unprintable bytes as they are"
 complete -c kmsg -n $c -l fields -d "show each record's fields"
 complete -c kmsg -n $c -s L -l color -f -a 'auto always never' -d "colour (--color=WHEN)"
-complete -c kmsg -n $c -s H -l human -d "reltime, colour and a pager"
-complete -c kmsg -n $c -s P -l nopager -d "no pager"
+complete -c kmsg -n $c -s H -l human -d "reltime and colour (read: and a pager)"
 complete -c kmsg -n $c -s l -l level -x -a '(__kmsg_list $__kmsg_levels)' -d "only these levels"
 complete -c kmsg -n $c -s f -l facility -x -a '(__kmsg_list $__kmsg_facilities)' -d "only these facilities"
 complete -c kmsg -n $c -s k -l kernel -d "only kern records"

@@ -11,9 +11,9 @@ trap 'rm -rf "$T"' EXIT
 # Lines of every length up to a few hundred bytes, several priorities,
 # and fields, as scripts write them.
 awk 'BEGIN { for (i = 0; i < 3000; i++) { s = "line " i " "; for (k = 0; k < i % 211; k++) s = s "x"; print s } }' >"$T/lines"
-"$KMSG" emit -F "$T/small" --size 64K -f "$T/lines"
-"$KMSG" emit -F "$T/small" --size 64K -p daemon.err -t torn --field=TORN_RUN=1 "last words"
-"$KMSG" emit -F "$T/large" --size 4M -f "$T/lines"
+"$KMSG" emit -F "$T/small" --log-size 64K -f "$T/lines"
+"$KMSG" emit -F "$T/small" --log-size 64K -p daemon.err -t torn --field=TORN_RUN=1 "last words"
+"$KMSG" emit -F "$T/large" --log-size 4M -f "$T/lines"
 
 status=0
 check() { # check LOG IMAGES

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh.inc"
 
 L=$T/log
-"$KMSG" emit -F "$L" --size 64K first || fail "kmsg emit failed: the rest needs it"
+"$KMSG" emit -F "$L" --log-size 64K first || fail "kmsg emit failed: the rest needs it"
 printf 'r%d\n' $(seq 1 200) | "$KMSG" emit -F "$L"
 
 # records: the log as "seq;text" lines, read with every descriptor open
@@ -93,7 +93,7 @@ bash -c "exec 2>&-; exec \"$KMSG\" emit -F \"$L\" -s from-exec"
 added from-exec
 
 case_ "a new log made with stderr closed is a log"
-"$KMSG" emit -F "$T/new" --size 16K -s fresh 2>&-
+"$KMSG" emit -F "$T/new" --log-size 16K -s fresh 2>&-
 expect_eq "fresh" "$("$KMSG" read -F "$T/new" -t | head -c 200)"
 
 finish

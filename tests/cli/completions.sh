@@ -31,6 +31,10 @@ NL=$'\n'
 commands=$("$KMSG" --help | awk '/^Commands:/ { on = 1; next }
 	on && /^  [a-z]/ { print $1 } on && /^$/ { exit }')
 [ -n "$commands" ] || fail "kmsg --help lists no commands"
+# the ones with options of their own; help and options take a command name
+table_commands=$(for c in $commands; do "$KMSG" options "$c" >/dev/null 2>&1 && echo "$c"; done)
+[ "$(echo "$table_commands" | wc -l)" -lt "$(echo "$commands" | wc -l)" ] ||
+	fail "kmsg --help lists no command without options (help, options)"
 
 # options_of CMD: one option a line, short and long forms, from the binary
 options_of() {
@@ -82,7 +86,7 @@ mkdir "$T/files"
 # Each line is a command line with the cursor at its end; check_answers
 # below says what each must get.
 queries=("kmsg ")
-for c in $commands; do
+for c in $table_commands; do
 	queries+=("kmsg $c -")
 done
 queries+=(
@@ -101,6 +105,8 @@ queries+=(
 	"kmsg read --since "
 	"kmsg read -F $T/files/log-"
 	"kmsg emit --input $T/files/log-"
+	"kmsg help "
+	"kmsg options "
 )
 
 # sorted SET: the lines of SET, sorted, each once, empty lines dropped
@@ -142,7 +148,7 @@ check_answers() {
 	fi
 	case_ "$sh: subcommands"
 	expect_set "$sh: 'kmsg <Tab>'" "$commands" "$(as_values "${got[0]}")"
-	for c in $commands; do
+	for c in $table_commands; do
 		i=$((i + 1))
 		case_ "$sh: options of kmsg $c"
 		expect_set "$sh: 'kmsg $c -<Tab>' against 'kmsg options $c'" \
@@ -167,6 +173,10 @@ check_answers() {
 		*log-one*) ok ;;
 		*) fail "$sh: '${queries[i]}<Tab>' offers no file: [${got[i]}]" ;;
 		esac
+	done
+	for i in $((i + 1)) $((i + 2)); do
+		case_ "$sh: ${queries[i]}<Tab>"
+		expect_set "$sh: '${queries[i]}<Tab>'" "$table_commands" "$(as_values "${got[i]}")"
 	done
 }
 

@@ -55,7 +55,7 @@ expect_eq "0" "${PIPESTATUS[0]}" "dump's status"
 
 case_ "-v reports records and bytes"
 expect_status 0 "$KMSG" dump -F "$L" -v -o "$T/v.gz"
-expect_eq "kmsg dump: 201 records, $(stat -c %s "$T/v.gz") bytes" "$(cat "$T/err")"
+expect_eq "kmsg: dump: 201 records, $(stat -c %s "$T/v.gz") bytes" "$(cat "$T/err")"
 
 case_ "KMSG_FILE names the log when --file does not"
 KMSG_FILE=$L "$KMSG" dump >"$T/k.gz"

@@ -21,6 +21,8 @@ want_records() {
 	records >"$T/got"
 	expect_file_eq "$T/want" "$T/got"
 }
+# joined [LOG]: the log as read shows it (lines joined), '|' between lines
+joined() { "$KMSG" read -t -F "${1:-$KMSG_FILE}" | paste -sd'|'; }
 # long N [CHAR]: N bytes of CHAR
 long() { head -c "$1" /dev/zero | tr '\0' "${2:-a}"; }
 
@@ -48,14 +50,14 @@ fresh
 printf 'one\n\n\ntwo\n\n' | "$KMSG" emit -e
 want_records "13,-;one" "13,-;two"
 
-case_ "stdin: bytes are kept as they are, NUL and CR included"
+case_ "stdin: bytes are kept as they are, NUL and a CR inside included"
 fresh
-printf 'x\0y\r\n' | "$KMSG" emit
-want_records '13,-;x\x00y\x0d'
+printf 'x\0y\rz\n' | "$KMSG" emit
+want_records '13,-;x\x00y\x0dz'
 
 case_ "stdin: many lines, across read buffers, in order"
 fresh
-seq 300000 | "$KMSG" emit --size 64M
+seq 300000 | "$KMSG" emit --log-size 64M
 expect_eq 0 "$?" "exit status"
 seq 300000 >"$T/want"
 texts >"$T/got"
@@ -81,7 +83,7 @@ printf 'l1\n%s\nl3\n' "$(long 1100)" >"$T/in"
 "$KMSG" emit -f "$T/in" 2>"$T/err"
 expect_eq 1 "$?" "exit status"
 want_records "13,-;l1" "13,-;l3"
-expect_eq "kmsg: $T/in:2: message is 1100 bytes, the log's limit is 1024" "$(cat "$T/err")"
+expect_eq "kmsg: $T/in:2: message is 1100 bytes, the log's limit is 1024 (--split writes it in parts)" "$(cat "$T/err")"
 fresh
 expect_status 1 "$KMSG" emit --input "$T/in" -e -p err
 want_records "11,-;l1" "11,-;l3"
@@ -185,7 +187,7 @@ printf 'a\nb\n' >"$T/want"
 expect_file_eq "$T/want" "$T/err"
 printf 'ok\n%s\n' "$(long 2000)" | "$KMSG" emit -s 2>"$T/err"
 expect_eq "ok
-kmsg: stdin:2: message is 2000 bytes, the log's limit is 1024" "$(cat "$T/err")" "echo then error"
+kmsg: stdin:2: message is 2000 bytes, the log's limit is 1024 (--split writes it in parts)" "$(cat "$T/err")" "echo then error"
 want_records "13,-;T: hi there" " SYSLOG_IDENTIFIER=T" "13,-;a" "13,-;b" "13,-;ok"
 
 case_ "--field KEY=VALUE: fields on every record"
@@ -215,7 +217,7 @@ case_ "too long: an error with the limit, exit 1, nothing written"
 fresh
 "$KMSG" emit start
 expect_status 1 "$KMSG" emit "$(long 1025)"
-expect_eq "kmsg: message is 1025 bytes, the log's limit is 1024" "$(cat "$T/err")"
+expect_eq "kmsg: message is 1025 bytes, the log's limit is 1024 (--split writes it in parts)" "$(cat "$T/err")"
 expect_status 1 "$KMSG" emit -t T "$(long 1022)"
 expect_grep "message is 1025 bytes with its tag, the log's limit is 1024" "$T/err"
 expect_status 0 "$KMSG" emit "$(long 1024 b)"
@@ -228,93 +230,247 @@ fresh
 	"$KMSG" emit 2>"$T/err"
 expect_eq 1 "$?" "exit status"
 want_records "13,-;ok1" "13,-;ok3" "13,-;ok5"
-printf '%s\n' "kmsg: stdin:2: message is 1500 bytes, the log's limit is 1024" \
+printf '%s (--split writes it in parts)\n' \
+	"kmsg: stdin:2: message is 1500 bytes, the log's limit is 1024" \
 	"kmsg: stdin:4: message is 3000000 bytes, the log's limit is 1024" \
 	"kmsg: stdin:6: message is 2000 bytes, the log's limit is 1024" >"$T/want"
 expect_file_eq "$T/want" "$T/err"
 
-case_ "-n / --cont: a script's line is completed later, another process between"
+case_ "--no-newline / --cont: a script's line is completed later, in parts"
 fresh
 cat >"$T/cont.sh" <<EOF
-"$KMSG" emit -n "checking foo... "
-"$KMSG" emit "meanwhile"
-"$KMSG" emit --cont -n "still "
+"$KMSG" emit --no-newline "checking foo... "
+"$KMSG" emit --cont --no-newline "still "
 "$KMSG" emit --cont "ok"
 EOF
 bash "$T/cont.sh"
-texts | sort >"$T/got"
-printf '%s\n' "checking foo... still ok" "meanwhile" >"$T/want"
+expect_eq "checking foo... still ok" "$(texts)"
+
+case_ "a plain message from the script ends its open line, as printk does"
+fresh
+cat >"$T/cont.sh" <<EOF
+"$KMSG" emit --no-newline "checking foo... "
+"$KMSG" emit "meanwhile"
+"$KMSG" emit --cont "ok"
+EOF
+bash "$T/cont.sh" 2>"$T/err"
+expect_eq 0 $? "exit status"
+expect_eq "checking foo... |meanwhile|ok" "$(joined)"
+expect_grep "no line left open by this script" "$T/err"
+
+case_ "every shell and form joins a script's two parts"
+# The second emit is each shell's last command: many run it in place of
+# themselves (exec), so its parent is no longer the script.
+for sh in bash dash zsh "busybox sh"; do
+	command -v ${sh%% *} >/dev/null || { fail "$sh is not installed (tools/deps installs it)"; continue; }
+	fresh
+	$sh -c "\"$KMSG\" emit --no-newline 'c-one '; \"$KMSG\" emit --cont 'c-two'"
+	$sh -c "\"$KMSG\" emit --no-newline 'x-one '; exec \"$KMSG\" emit --cont 'x-two'"
+	$sh -c "( \"$KMSG\" emit --no-newline 's-one '; \"$KMSG\" emit --cont 's-two' )"
+	$sh -c "( \"$KMSG\" emit --no-newline 'b-one '; \"$KMSG\" emit --cont 'b-two' ) & wait"
+	$sh -c "echo 'p-one ' | \"$KMSG\" emit --no-newline; echo p-two | \"$KMSG\" emit --cont"
+	printf '"%s" emit --no-newline "f-one "\n"%s" emit --cont "f-two"\n' "$KMSG" "$KMSG" >"$T/f.sh"
+	$sh "$T/f.sh"
+	expect_eq "c-one c-two|x-one x-two|s-one s-two|b-one b-two|p-one p-two|f-one f-two" \
+		"$(joined)" "lines of $sh"
+done
+
+case_ "xargs -P: siblings of one parent each keep their own line"
+fresh
+printf 'x%d\n' 1 2 3 4 5 6 | xargs -P 6 -I{} "$KMSG" emit --no-newline "{} "
+"$KMSG" read -t | sort >"$T/got"
+printf 'x%d \n' 1 2 3 4 5 6 >"$T/want"
 expect_file_eq "$T/want" "$T/got"
 
-case_ "-n / --cont: two scripts at once, each line whole, never mixed"
+case_ "two scripts at once: each line whole, never mixed"
 fresh
 for s in A B; do
 	cat >"$T/$s.sh" <<EOF
 for i in 1 2 3 4 5; do
-	"$KMSG" emit -n "$s\$i:"
+	"$KMSG" emit --no-newline "$s\$i:"
 	sleep 0.0\$((RANDOM % 5))
-	"$KMSG" emit --cont -n "$s-mid:"
+	"$KMSG" emit --cont --no-newline "$s-mid:"
 	"$KMSG" emit --cont "$s-end"
 done
 EOF
 done
 bash "$T/A.sh" & bash "$T/B.sh" & wait
-texts | sort >"$T/got"
+"$KMSG" read -t | sort >"$T/got"
 for s in A B; do for i in 1 2 3 4 5; do echo "$s$i:$s-mid:$s-end"; done; done >"$T/want"
 expect_file_eq "$T/want" "$T/got"
 
-case_ "-n / --cont: two subshells interleaved"
+case_ "two subshells interleaved, each ending with its --cont"
 fresh
-# The ": " keeps the --cont from being a subshell's last command, which
-# bash runs in place of the subshell (kmsg(1) tells to use --caller there).
-( "$KMSG" emit -n "left-"; sleep 0.4; "$KMSG" emit --cont "done"; : ) &
-( sleep 0.2; "$KMSG" emit -n "right-"; sleep 0.4; "$KMSG" emit --cont "done"; : ) &
+( "$KMSG" emit --no-newline "left-"; sleep 0.4; "$KMSG" emit --cont "done" ) &
+( sleep 0.2; "$KMSG" emit --no-newline "right-"; sleep 0.4; "$KMSG" emit --cont "done" ) &
 wait
-texts | sort >"$T/got"
-printf '%s\n' "left-done" "right-done" >"$T/want"
-expect_file_eq "$T/want" "$T/got"
+expect_eq "left-done|right-done" "$(joined)"
 
-case_ "-n / --cont: one script's open line is never joined with another's"
+case_ "one script's open line is never continued by another"
 fresh
-bash -c "\"$KMSG\" emit -n 'A-open '; :"
-bash -c "\"$KMSG\" emit --cont 'B-line'; :"
-texts >"$T/got"
-expect_grep '^B-line$' "$T/got"
-if grep -q 'A-open B-line' "$T/got"; then fail "lines of two scripts joined"; else ok; fi
+bash -c "\"$KMSG\" emit --no-newline 'A-open '; :"
+bash -c "\"$KMSG\" emit --cont 'B-line'; :" 2>"$T/err"
+expect_eq "A-open |B-line" "$(joined)"
+expect_grep "no line left open" "$T/err"
 
-case_ "-n with stdin: the last line stays open"
+case_ "a reused pid does not continue a dead script's line"
 fresh
-printf 'l1\nl2\n' | "$KMSG" emit -n -s 2>"$T/err"
+# Each script is pid 1 of a pid namespace of its own: the second has the
+# first one's pid, but started after its line was written.
+if unshare -rpfm --mount-proc true 2>/dev/null; then
+	unshare -rpfm --mount-proc bash -c "\"$KMSG\" emit --no-newline 'dead-open '; :"
+	sleep 0.05
+	unshare -rpfm --mount-proc bash -c "\"$KMSG\" emit --cont 'stranger'; :" 2>"$T/err"
+	expect_eq "dead-open |stranger" "$(joined)"
+	expect_grep "no line left open" "$T/err"
+else
+	fail "unshare cannot make a pid namespace here: the pid reuse case did not run"
+fi
+
+case_ "the tag and -i are not repeated inside a joined line"
+fresh
+sh -c "\"$KMSG\" emit -t tg -i --no-newline 'F-one '; \"$KMSG\" emit -t tg -i --cont 'F-two'"
+"$KMSG" read -F "$KMSG_FILE" -o kmsg >"$T/got"
+expect_eq 1 "$(grep -c 'SYSLOG_IDENTIFIER=tg' "$T/got")" "SYSLOG_IDENTIFIER fields"
+expect_grep '^[0-9]*,[0-9]*,[0-9]*,-;tg\[[0-9]*\]: F-one F-two$' "$T/got"
+
+case_ "--cont with no open line says so and keeps the message"
+fresh
+"$KMSG" emit --cont "alone" 2>"$T/err"
+expect_eq 0 $? "exit status"
+expect_eq "alone" "$(joined)"
+expect_grep "kmsg: --cont: no line left open by this script" "$T/err"
+
+case_ "stdin with --no-newline: the last line stays open"
+fresh
+printf 'l1\nl2\n' | "$KMSG" emit --no-newline -s 2>"$T/err"
 "$KMSG" emit -s --cont " +end" 2>>"$T/err"
-want_records "13,-;l1" "13,-;l2 +end"
+expect_eq "l1|l2 +end" "$(joined)"
 printf 'l1\nl2 +end\n' >"$T/want"
 expect_file_eq "$T/want" "$T/err"
 
-case_ "--caller ID pairs -n and --cont of unrelated processes"
+case_ "--caller ID pairs --no-newline and --cont of unrelated processes"
 fresh
-bash -c "\"$KMSG\" emit --caller 4242 -n 'from '"
+bash -c "\"$KMSG\" emit --caller 4242 --no-newline 'from '"
 bash -c "\"$KMSG\" emit --caller 4343 'other'"
-bash -c "\"$KMSG\" emit --caller 4242 'elsewhere'"
-texts | sort >"$T/got"
-printf '%s\n' "from elsewhere" "other" >"$T/want"
-expect_file_eq "$T/want" "$T/got"
+bash -c "\"$KMSG\" emit --caller 4242 --cont 'elsewhere'"
+expect_eq "from elsewhere|other" "$(joined)"
 expect_status 2 "$KMSG" emit --caller abc x
 expect_status 2 "$KMSG" emit --caller 0 x
 
-case_ "a missing log is created: --size, mode 0640 under umask 022, parents"
+case_ "read -c leaves an open line for the next read -c, which sees it whole"
+fresh
+"$KMSG" emit before
+bash -c "\"$KMSG\" emit --no-newline 'half '; \"$KMSG\" read -c -t >\"$T/c1\"; \"$KMSG\" emit --cont whole"
+"$KMSG" read -c -t >"$T/c2"
+expect_eq "before" "$(cat "$T/c1")" "first read -c"
+expect_eq "half whole" "$(cat "$T/c2")" "second read -c"
+
+case_ "an open line shows where it began, with no negative delta"
+fresh
+"$KMSG" emit first
+"$KMSG" emit --caller 99 --no-newline "never finished "
+"$KMSG" emit later
+"$KMSG" read -t >"$T/got"
+expect_eq "first|never finished |later" "$(paste -sd'|' "$T/got")"
+if "$KMSG" read -d | grep -q '<  *-'; then fail "a negative delta: $("$KMSG" read -d)"; else ok; fi
+
+case_ "-n is logger's --server: an error that names --no-newline"
+fresh
+expect_status 2 "$KMSG" emit -n host message
+expect_grep "no-newline" "$T/err"
+expect_eq no "$([ -e "$KMSG_FILE" ] && echo yes || echo no)" "log created"
+
+case_ "logger's options kmsg lacks are errors that say what to use"
+for opt in "--server=h" "-P 514" "-T" "-d" "-u /dev/log" "--rfc5424" "--rfc3164" \
+	   "--msgid=x" "--sd-id=x" "--sd-param=x" "--journald" "--octet-count" \
+	   "--socket-errors=on" "--no-act" "-S 2048" "--size=2048"; do
+	# shellcheck disable=SC2086
+	expect_status 2 "$KMSG" emit $opt message
+	expect_grep "logger's option, not kmsg's: " "$T/err"
+done
+expect_eq no "$([ -e "$KMSG_FILE" ] && echo yes || echo no)" "log created"
+
+case_ "--split writes a long message in parts that read back as one line"
+fresh
+long 3000 q >"$T/long"
+"$KMSG" emit --split -t sp "$(cat "$T/long")"
+expect_eq 0 $? "exit status"
+expect_eq "sp: $(cat "$T/long")" "$("$KMSG" read -t)"
+expect_grep "^records: *3$" <("$KMSG" stat)
+{ echo short; long 5000 r; echo; echo after; } | "$KMSG" emit --split
+expect_eq "short|$(long 5000 r)|after" "$("$KMSG" read -t | tail -3 | paste -sd'|')"
+# UTF-8 is never cut inside a character
+fresh
+printf '%.0s\303\251' $(seq 1 1000) | "$KMSG" emit --split
+"$KMSG" read -o kmsg | sed -n -E 's/^[0-9]+,[0-9]+,[0-9]+,[-c];//p' >"$T/parts"
+if grep -q '\\xc3$' "$T/parts"; then fail "a part ends inside a character"; else ok; fi
+
+case_ "CR LF line endings lose the CR"
+fresh
+printf 'dos line\r\nunix line\n' | "$KMSG" emit
+want_records "13,-;dos line" "13,-;unix line"
+
+case_ "a missing log is created: --log-size, mode 0640 under umask 022, parents"
 rm -rf "$T/new"
-(umask 022; "$KMSG" emit -F "$T/new/a/log" --size 64K first)
+(umask 022; "$KMSG" emit -F "$T/new/a/log" --log-size 64K first)
 expect_eq 0 "$?" "exit status"
 expect_eq "640 65536" "$(stat -c '%a %s' "$T/new/a/log")" "mode and size"
 expect_eq "first" "$(texts "$T/new/a/log")"
-(umask 022; "$KMSG" emit --file "$T/new/a/log" --size 1M second)
-expect_eq "65536" "$(stat -c '%s' "$T/new/a/log")" "size of an existing log"
-(umask 077; "$KMSG" emit -F "$T/new/b.log" --size=1M x)
+(umask 077; "$KMSG" emit -F "$T/new/b.log" --log-size=1M x)
 expect_eq "600 1048576" "$(stat -c '%a %s' "$T/new/b.log")" "mode under umask 077"
-expect_status 2 "$KMSG" emit -F "$T/new/c.log" --size 12Q x
+
+case_ "--log-size and --max-text on an existing log: said, and the message written"
+"$KMSG" emit --file "$T/new/a/log" --log-size 1M --max-text 2000 second 2>"$T/err"
+expect_eq 0 $? "exit status"
+expect_eq "65536" "$(stat -c '%s' "$T/new/a/log")" "size of an existing log"
+expect_grep "log-size 1M is ignored: the log exists, and its size (65536 bytes)" "$T/err"
+expect_grep "max-text 2000 is ignored" "$T/err"
+expect_eq "first|second" "$(joined "$T/new/a/log")"
+"$KMSG" emit --file "$T/new/a/log" --log-size 64K third 2>"$T/err"
+expect_eq "" "$(cat "$T/err")" "the size it has: nothing to say"
+
+case_ "--max-text makes a log that takes longer messages"
+"$KMSG" emit -F "$T/new/big.log" --max-text 4000 "$(long 3000)"
+expect_eq 0 $? "exit status"
+"$KMSG" stat -F "$T/new/big.log" >"$T/out"
+expect_grep "^max text: *4000$" "$T/out"
+
+case_ "bad sizes say what would do, and make nothing"
+for s in 12Q 5000 1K 100T abc; do
+	expect_status 2 "$KMSG" emit -F "$T/new/c.log" --log-size "$s" x
+done
 expect_eq no "$([ -e "$T/new/c.log" ] && echo yes || echo no)" "log created"
-expect_status 1 "$KMSG" emit -F "$T/new/c.log" --size 1K x
-expect_eq no "$([ -e "$T/new/c.log" ] && echo yes || echo no)" "log created"
+"$KMSG" emit -F "$T/new/c.log" --log-size 5000 x 2>"$T/err"
+expect_grep "must be a multiple of 4 KiB" "$T/err"
+"$KMSG" emit -F "$T/new/c.log" --max-text 4000 --log-size 4K x 2>"$T/err"
+expect_grep "too small: a log with texts of up to 4000 bytes needs at least 12K" "$T/err"
+"$KMSG" emit -F "$T/new/c.log" --log-size 100T x 2>"$T/err"
+expect_grep "too large: a log is at most 64T" "$T/err"
+expect_status 2 "$KMSG" emit -F "$T/new/c.log" --max-text 70000 x
+
+case_ "an empty --file and a directory that cannot be made are clear errors"
+expect_status 1 "$KMSG" emit -F '' x
+expect_grep "empty path" "$T/err"
+# a directory one may enter but not write to, as /var/log for a user
+mkdir -p "$T/ro"
+chmod 755 "$T" "$T/ro"
+if [ "$(id -u)" = 0 ]; then
+	expect_status 1 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$KMSG" emit -F "$T/ro/sub/log" x
+else
+	chmod 555 "$T/ro"
+	expect_status 1 "$KMSG" emit -F "$T/ro/sub/log" x
+fi
+chmod 700 "$T"
+expect_grep "kmsg: $T/ro/sub: cannot make the log's directory: Permission denied" "$T/err"
+
+case_ "-i with an empty tag adds nothing; the field limit names what counts"
+fresh
+"$KMSG" emit -i -t '' plain
+want_records "13,-;plain"
+expect_status 1 "$KMSG" emit -t tag --field "A=$(long 4080)" x
+expect_grep "2 bytes of length, the tag's SYSLOG_IDENTIFIER included); the limit is 4096" "$T/err"
 
 case_ "the log path: \$KMSG_FILE, and the user's default"
 fresh
@@ -361,8 +517,8 @@ case_ "kmsg options emit lists the options for completions"
 "$KMSG" options emit >"$T/out"
 for o in "-p --priority arg" "-t --tag arg" " - --id optarg" "-f --input arg" \
 	 "-e --skip-empty -" "-s --stderr -" " - --prio-prefix -" " - --field arg" \
-	 "-F --file arg" " - --size arg" " - --sync -" "-n --no-newline -" \
-	 " - --cont -" " - --caller arg"; do
+	 "-F --file arg" " - --log-size arg" " - --max-text arg" " - --sync -" \
+	 " - --no-newline -" " - --cont -" " - --caller arg" " - --split -"; do
 	expect_grep "^$o\$" "$T/out"
 done
 

@@ -98,13 +98,13 @@ J=$T/join
 "$KMSG" emit -F "$J" start
 start_follow -F "$J" -t -n 0
 sleep 0.3
-"$KMSG" emit -F "$J" -n "first half, "
+"$KMSG" emit -F "$J" --no-newline "first half, "
 "$KMSG" emit -F "$J" --cont "second half"
 wait_for "second half" "$T/f.out" || fail "the joined line did not show"
 expect_eq "first half, second half" "$(cat "$T/f.out")"
 
 case_ "an incomplete line shows after the fragment wait (2 s)"
-"$KMSG" emit -F "$J" -n "left open"
+"$KMSG" emit -F "$J" --no-newline "left open"
 sleep 0.5
 if grep -q "left open" "$T/f.out"; then fail "shown before its wait"; else ok; fi
 wait_for "left open" "$T/f.out" 6 || fail "never shown"
@@ -112,7 +112,7 @@ stop_follow INT
 
 case_ "overtaken by writers: says how many records were lost, carries on"
 S=$T/small
-"$KMSG" emit -F "$S" --size 8K "first"
+"$KMSG" emit -F "$S" --log-size 8K "first"
 start_follow -F "$S" -t -n all
 wait_for "first" "$T/f.out" || fail "no history"
 kill -STOP $fpid
@@ -137,9 +137,101 @@ start_follow -F "$L" -n 0
 sleep 0.2
 stop_follow HUP
 
-case_ "errors"
-expect_status 1 "$KMSG" follow -F "$T/nonexistent"
+case_ "overtaken before its first line: -n 0 reports the loss"
+O=$T/over
+"$KMSG" emit -F "$O" --log-size 8K "old"
+start_follow -F "$O" -t -n 0
+sleep 0.5
+kill -STOP $fpid
+seq 1 300 | "$KMSG" emit -F "$O"
+kill -CONT $fpid
+wait_for "^300$" "$T/f.out" || fail "did not catch up"
+stop_follow INT
+lost=$(sed -n 's/kmsg: \([0-9]*\) records\{0,1\} lost.*/\1/p' "$T/f.err" | awk '{ s += $1 } END { print s + 0 }')
+shown=$(grep -c '^[0-9]*$' "$T/f.out")
+expect_eq 300 $(( ${lost:-0} + shown )) "lost + shown (stderr: $(head -c 200 "$T/f.err"))"
+
+case_ "losses are added up: at most one line a second, the count right"
+B=$T/busy
+"$KMSG" emit -F "$B" --log-size 8K "start"
+start_follow -F "$B" -t -n 0
+sleep 0.5
+end=$(( $(date +%s) + 3 ))
+i=0
+while [ "$(date +%s)" -lt $end ]; do
+	kill -STOP $fpid
+	seq 1 200 | "$KMSG" emit -F "$B"
+	kill -CONT $fpid
+	i=$((i + 1))
+	sleep 0.05
+done
+"$KMSG" emit -F "$B" "the end"
+wait_for "the end" "$T/f.out" || fail "never caught up"
+sleep 1.2
+stop_follow INT
+lines=$(grep -c "lost" "$T/f.err")
+[ "$lines" -le 6 ] && [ "$lines" -ge 1 ] && ok ||
+	fail "$lines lines about losses in about 3 s after $i overtakings: $(head -3 "$T/f.err")"
+lost=$(sed -n 's/kmsg: \([0-9]*\) records\{0,1\} lost.*/\1/p' "$T/f.err" | awk '{ s += $1 } END { print s + 0 }')
+shown=$(grep -c '^[0-9]*$' "$T/f.out")
+expect_eq $(( i * 200 )) $(( ${lost:-0} + shown )) "lost + shown"
+
+case_ "one record lost is one record"
+printf '%s\n' x >/dev/null
+G=$T/one
+"$KMSG" emit -F "$G" --log-size 8K --max-text 3000 first
+start_follow -F "$G" -t -n 0
+sleep 0.5
+kill -STOP $fpid
+for i in 1 2 3; do "$KMSG" emit -F "$G" "$(head -c 2900 /dev/zero | tr '\0' a)"; done
+kill -CONT $fpid
+sleep 0.5
+stop_follow INT
+expect_grep "^kmsg: 1 record lost before seq" "$T/f.err"
+
+case_ "a log that does not exist yet is waited for"
+W=$T/later
+start_follow -F "$W" -t -n all
+sleep 0.3
+expect_grep "no such log yet; waiting for it" "$T/f.err"
+"$KMSG" emit -F "$W" "it is here"
+wait_for "it is here" "$T/f.out" 5 || fail "the new log was not followed"
+stop_follow INT
+expect_status 1 "$KMSG" follow -F "$T/nonexistent" --fail-missing
 expect_grep "no such log" "$T/err"
+
+case_ "a log removed and made again, or replaced, is followed on"
+R=$T/renew
+"$KMSG" emit -F "$R" "first log"
+start_follow -F "$R" -t -n all
+wait_for "first log" "$T/f.out" || fail "no history"
+rm "$R"
+sleep 1.5
+expect_grep "removed; following it when it comes back" "$T/f.err"
+"$KMSG" emit -F "$R" "second log"
+wait_for "second log" "$T/f.out" 5 || fail "the log made again was not followed"
+"$KMSG" emit -F "$T/other" "third log"
+mv "$T/other" "$R"
+wait_for "third log" "$T/f.out" 5 || fail "the log moved in was not followed"
+expect_grep "replaced by another file" "$T/f.err"
+stop_follow INT
+expect_eq "first log|second log|third log" "$(paste -sd'|' "$T/f.out")"
+
+case_ "a log cut short and restored by a writer: follow goes on"
+C=$T/cut
+seq 1 100 | "$KMSG" emit -F "$C" --log-size 64K
+start_follow -F "$C" -t -n 0
+sleep 0.3
+truncate -s 8K "$C"
+"$KMSG" emit -F "$C" "after the repair"
+wait_for "after the repair" "$T/f.out" 5 || fail "follow went quiet after the repair"
+"$KMSG" emit -F "$C" "and on"
+wait_for "and on" "$T/f.out" 5 || fail "follow went quiet after the repair"
+stop_follow INT
+
+case_ "errors"
+expect_status 1 "$KMSG" follow -F - 
+expect_grep "needs a live log file" "$T/err"
 printf '<6>[    1.000000] text\n' >"$T/text.txt"
 expect_status 1 "$KMSG" follow -F "$T/text.txt"
 expect_grep "not a live log" "$T/err"

@@ -380,7 +380,7 @@ L=$T/log
 "$KMSG" emit -F "$L" -p local3.info --field DISH=soup "cold soup" &&
 "$KMSG" emit -F "$L" -p user.debug "debug" &&
 "$KMSG" emit -F "$L" -p auth.crit "critical" &&
-printf 'tab\there back\\slash esc\033 caf\303\251 cr\r\n' | "$KMSG" emit -F "$L" -p user.notice --field 'K=v\x' ||
+printf 'tab\there back\\slash esc\033 caf\303\251 cr\r end\n' | "$KMSG" emit -F "$L" -p user.notice --field 'K=v\x' ||
 	fail "kmsg emit failed: the rest of this test needs it"
 
 case_ "default output: since-boot times, one line per record"
@@ -528,7 +528,7 @@ expect_eq "" "$("$KMSG" read -F "$C")"
 
 case_ "-c in a loop while two writers emit: every record read exactly once"
 R=$T/race
-"$KMSG" emit -F "$R" --size 4M start
+"$KMSG" emit -F "$R" --log-size 4M start
 ( for i in $(seq 1 40); do seq $(( (i - 1) * 100 + 1 )) $(( i * 100 )) | "$KMSG" emit -F "$R"; done ) &
 writer1=$!
 ( for i in $(seq 1 40); do seq $(( (i - 1) * 100 + 1 )) $(( i * 100 )) | sed s/^/b/ | "$KMSG" emit -F "$R"; done ) &
@@ -554,11 +554,11 @@ off=$(grep -obUa 'second-marker' "$D" | head -1 | cut -d: -f1)
 printf 'X' | dd of="$D" bs=1 seek="$off" conv=notrunc status=none
 "$KMSG" read -F "$D" -t >"$T/got" 2>"$T/err"
 expect_eq "first|third" "$(paste -sd'|' "$T/got")"
-expect_eq "kmsg: 1 damaged records skipped before seq 3" "$(cat "$T/err")"
+expect_eq "kmsg: 1 damaged record skipped before seq 3" "$(cat "$T/err")"
 
 case_ "a closed pipe (| head) is a quiet exit 0"
 P=$T/pipe
-seq 1 50000 | "$KMSG" emit -F "$P" --size 8M
+seq 1 50000 | "$KMSG" emit -F "$P" --log-size 8M
 "$KMSG" read -F "$P" 2>"$T/err" | head -1 >/dev/null
 expect_eq "0" "${PIPESTATUS[0]}" "exit status"
 expect_eq "" "$(cat "$T/err")" "stderr"

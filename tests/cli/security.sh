@@ -58,13 +58,16 @@ expect_status 1 "$KMSG" clear -F "$T/other"
 expect_eq "$sum" "$(cksum <"$T/other")" "the other file"
 
 case_ "a log whose header lies about its sizes is refused, with what to do"
-"$KMSG" emit -F "$T/lying" --size 64K "x"
+"$KMSG" emit -F "$T/lying" --log-size 64K "x"
 # the data size field (offset 40), in both copies of the header; the
 # header checksum then no longer matches either
 printf '\377\377\377\377' | dd of="$T/lying" bs=1 seek=40 conv=notrunc 2>/dev/null
 printf '\377\377\377\377' | dd of="$T/lying" bs=1 seek=$((65536 - 128 + 40)) conv=notrunc 2>/dev/null
 expect_status 1 "$KMSG" read -F "$T/lying"
-expect_grep "log header is damaged or inconsistent with the file; .*move it aside" "$T/err"
+expect_grep "log header is damaged or inconsistent with the file, in both copies" "$T/err"
+# never advice that loses the records: keep the file
+expect_grep "Keep the file" "$T/err"
+if grep -q -i "move it aside\|remove\|delete" "$T/err"; then fail "advice that loses records"; else ok; fi
 expect_status 1 "$KMSG" emit -F "$T/lying" y
 expect_status 1 "$KMSG" follow -F "$T/lying"
 

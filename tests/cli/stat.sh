@@ -10,7 +10,7 @@ value() { sed -n "s/^$1: *//p" "$T/out"; }
 jvalue() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" "$T/out"; }
 
 case_ "a new log"
-"$KMSG" emit -F "$L" --size 64K "first" ||
+"$KMSG" emit -F "$L" --log-size 64K "first" ||
 	fail "kmsg emit failed: the rest of this test needs it"
 expect_status 0 "$KMSG" stat -F "$L"
 expect_eq "$L" "$(value path)"
@@ -92,7 +92,7 @@ expect_status 1 "$KMSG" stat -F /dev/zero
 expect_eq "kmsg: /dev/zero: holds only NUL bytes; --file takes a kmsg log or a kmsg dump" "$(cat "$T/err")"
 
 case_ "an empty log"
-"$KMSG" emit -F "$T/empty" --size 16K -p user.info "x" >/dev/null 2>&1
+"$KMSG" emit -F "$T/empty" --log-size 16K -p user.info "x" >/dev/null 2>&1
 "$KMSG" clear -F "$T/empty"
 expect_status 0 "$KMSG" stat -F "$T/empty"
 expect_eq "1" "$(value records)"
