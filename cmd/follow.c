@@ -311,6 +311,8 @@ static int check_path(struct output *o, int *read_err)
 	cli_error(fl.path, "%s", change == KMSG_FILE_GONE ? "removed; following it "
 		  "when it comes back" : change == KMSG_FILE_REPLACED ?
 		  "replaced by another file; following that" :
+		  change == KMSG_FILE_REPAIRED ?
+		  "its damaged header was repaired by a writer; opening it again" :
 		  "the file changed size (cut short, or restored by a writer); "
 		  "opening it again");
 	kmsg_reader_free(fl.r);

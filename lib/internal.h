@@ -128,6 +128,7 @@ struct kmsg_log {
 	unsigned char *map;
 	uint64_t map_size;
 	uint64_t opened_size;     /* the file's size when it was mapped */
+	int private_hdr;          /* a reader's own copy of a damaged header */
 	struct kmsg_hdr *hdr;
 	unsigned char *data;
 	uint64_t data_size;

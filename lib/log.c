@@ -405,6 +405,30 @@ static void rebuild_dynamic(struct kmsg_log *log)
 }
 
 /*
+ * For a reader of a log whose header is damaged (the first page torn or
+ * zeroed by a power cut, a hostile edit): the header page becomes a
+ * private copy, given the backup's static part when the primary's failed
+ * its checks, and the dynamic part is rebuilt from the records there, as
+ * a writer would rebuild it in the file.  The file is not touched.  The
+ * copy no longer follows writers; kmsg_log_file_changed() says when a
+ * writer has repaired the file, so that a follower can open it again.
+ */
+static int private_header(struct kmsg_log *log, const struct kmsg_hdr *backup)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (mmap(log->map, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
+		 log->fd, 0) == MAP_FAILED)
+		return -errno;
+	if (backup)
+		memcpy(log->map, backup, HDR_STATIC);
+	rebuild_dynamic(log);
+	mprotect(log->map, page, PROT_READ);
+	log->private_hdr = 1;
+	return 0;
+}
+
+/*
  * Restores a file cut short to the size its header gives: the missing end
  * comes back as zeros (holes), the backup header is written again, and the
  * caller rebuilds the dynamic header from the records that survived.  A
@@ -515,9 +539,9 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 		upgrade_features(log);
 		ring_unlock(log);
 	} else if (use_backup || !dynamic_sane(log)) {
-		/* A reader cannot repair the file; it reads what the
-		 * records say once a writer has rebuilt the header. */
-		r = use_backup ? KMSG_ECORRUPT : 0;
+		/* A reader cannot repair the file, nor wait for a writer to:
+		 * it reads through a header of its own. */
+		r = private_header(log, use_backup ? &backup : NULL);
 		if (r)
 			goto fail;
 	}
@@ -713,6 +737,14 @@ int kmsg_log_file_changed(struct kmsg_log *log, const char *path)
 		return KMSG_FILE_REPLACED;
 	if ((uint64_t)ours.st_size != log->opened_size)
 		return KMSG_FILE_RESIZED;
+	if (log->private_hdr) {
+		/* A writer of this boot repaired the header in the file. */
+		struct kmsg_hdr h;
+		if (pread(log->fd, &h, HDR_SIZE, 0) == HDR_SIZE &&
+		    check_static(&h, (uint64_t)ours.st_size, 0) == 0 &&
+		    atomic_load(&h.boot_id) == log->boot_id)
+			return KMSG_FILE_REPAIRED;
+	}
 	return KMSG_FILE_SAME;
 }
 

@@ -267,8 +267,23 @@ Test(log, zeroed_first_page_is_recovered_from_backup)
 	cr_assert_eq(pwrite(fd, zero, sizeof(zero), 0), (ssize_t)sizeof(zero));
 	close(fd);
 
-	/* A reader alone cannot repair the header: it says so. */
-	cr_assert_eq(kmsg_log_open(&log, tu_path("z.log"), 0), KMSG_ECORRUPT);
+	/* A reader reads through a header of its own, and leaves the file
+	 * alone; it finds what a writer then finds. */
+	{
+		struct stat before, after;
+		size_t nr;
+		uint64_t lr;
+		cr_assert_eq(stat(tu_path("z.log"), &before), 0);
+		cr_assert_eq(kmsg_log_open(&log, tu_path("z.log"), 0), 0);
+		nr = tu_count(log, NULL, &lr);
+		cr_assert_eq(lr, 100, "a reader finds the newest record");
+		cr_assert_gt(nr, 40, "and those outside the zeroed page (%zu)", nr);
+		cr_assert_eq(kmsg_log_file_changed(log, tu_path("z.log")), KMSG_FILE_SAME);
+		kmsg_log_close(log);
+		cr_assert_eq(stat(tu_path("z.log"), &after), 0);
+		cr_assert_eq(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec, "untouched");
+		cr_assert_eq(before.st_mtim.tv_sec, after.st_mtim.tv_sec, "untouched");
+	}
 	/* A writer rebuilds it from the records themselves. */
 	cr_assert_eq(kmsg_log_open(&log, tu_path("z.log"), KMSG_OPEN_WRITE), 0);
 	uint64_t first, last;
@@ -278,6 +293,33 @@ Test(log, zeroed_first_page_is_recovered_from_backup)
 	cr_assert_eq(tu_append(log, "after"), 101, "numbering continues, nothing reused");
 	kmsg_log_close(log);
 	cr_assert_eq(kmsg_log_open(&log, tu_path("z.log"), 0), 0, "readers can open it again");
+	kmsg_log_close(log);
+}
+
+/* One flipped byte in the primary header: the backup holds every record. */
+Test(log, reader_recovers_a_flipped_header_byte_from_the_backup)
+{
+	struct kmsg_log *log = tu_create("flip.log", 65536, 0), *w;
+	uint64_t first, last;
+	unsigned char c;
+	int fd;
+
+	for (int i = 0; i < 200; i++)
+		tu_append(log, "a record");
+	kmsg_log_close(log);
+	fd = open(tu_path("flip.log"), O_RDWR);
+	cr_assert_eq(pread(fd, &c, 1, 45), 1);
+	c ^= 0x10;  /* in data_size: the checksum no longer matches */
+	cr_assert_eq(pwrite(fd, &c, 1, 45), 1);
+	close(fd);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("flip.log"), 0), 0);
+	cr_assert_eq(tu_count(log, &first, &last), 200, "every record");
+	cr_assert_eq(first, 1);
+	cr_assert_eq(last, 200);
+	/* a writer repairs the file; the reader is told */
+	cr_assert_eq(kmsg_log_open(&w, tu_path("flip.log"), KMSG_OPEN_WRITE), 0);
+	cr_assert_eq(kmsg_log_file_changed(log, tu_path("flip.log")), KMSG_FILE_REPAIRED);
+	kmsg_log_close(w);
 	kmsg_log_close(log);
 }
 

@@ -88,8 +88,12 @@ struct kmsg_create_opts {
 /*
  * Opens the log at path.  With KMSG_OPEN_WRITE it is opened for appending.
  * The header is validated (magic, version, checksum, sizes against the file's
- * real size); a file that is not a log, or whose header is damaged, is refused
- * with KMSG_ENOTLOG, KMSG_EVERSION or KMSG_ECORRUPT.  A log cut short (the
+ * real size).  A header that fails is taken from its copy at the end of the
+ * file, and an inconsistent dynamic part (positions, numbers) is rebuilt
+ * from the records: in the file by a writer, in a private copy by a
+ * reader, which never writes.  A file that is not a log, or whose two
+ * headers are both damaged, is refused with KMSG_ENOTLOG, KMSG_EVERSION or
+ * KMSG_ECORRUPT.  A log cut short (the
  * file ends before its header says) is opened: its missing end reads as
  * empty, and opening it for writing restores the file's size.  *out is set
  * only on success; close it with kmsg_log_close().
@@ -122,6 +126,9 @@ enum kmsg_file_change {
 	KMSG_FILE_RESIZED  = 3, /* the same file, another size than at open:
 	                           cut short, or restored by a writer; the
 	                           mapping no longer shows all of it */
+	KMSG_FILE_REPAIRED = 4, /* the header was damaged when a reader opened
+	                           it (it read through a copy of its own) and
+	                           a writer has repaired it since */
 };
 
 /*

@@ -556,6 +556,36 @@ printf 'X' | dd of="$D" bs=1 seek="$off" conv=notrunc status=none
 expect_eq "first|third" "$(paste -sd'|' "$T/got")"
 expect_eq "kmsg: 1 damaged record skipped before seq 3" "$(cat "$T/err")"
 
+case_ "a flipped byte in the header: read recovers every record from its copy"
+H=$T/flipped
+seq 1 300 | "$KMSG" emit -F "$H" --log-size 64K
+sum=$(cksum <"$H")
+"$KMSG" read -F "$H" -t >"$T/want"
+printf '\377' | dd of="$H" bs=1 seek=44 conv=notrunc status=none
+sum=$(cksum <"$H")
+"$KMSG" read -F "$H" -t >"$T/got" 2>"$T/err"
+expect_eq 0 $? "exit status (stderr: $(head -c 200 "$T/err"))"
+expect_file_eq "$T/want" "$T/got"
+expect_eq "$sum" "$(cksum <"$H")" "a reader leaves the file as it is"
+"$KMSG" stat -F "$H" >"$T/out" 2>&1
+expect_grep "^records: *300$" "$T/out"
+
+case_ "a cut-short log: read says so, and stat and read agree"
+X=$T/cutshort
+seq 1 20000 | "$KMSG" emit -F "$X" --log-size 1M
+truncate -s 300000 "$X"
+n=$("$KMSG" read -F "$X" -t 2>"$T/err" | wc -l)
+expect_grep "cut short: the file has 300000 of the 1048576 bytes" "$T/err"
+expect_grep "damaged records skipped at the end" "$T/err"
+"$KMSG" stat -F "$X" >"$T/out" 2>/dev/null
+expect_grep "of which $n readable" "$T/out"
+missing=$(sed -n 's/kmsg: \([0-9]*\) damaged records skipped at the end.*/\1/p' "$T/err")
+total=$(sed -n 's/^records: *\([0-9]*\),.*/\1/p' "$T/out")
+expect_eq "$total" $(( n + missing )) "readable + reported = stat's records"
+"$KMSG" emit -F "$X" "after the repair"
+"$KMSG" stat -F "$X" >"$T/out"
+expect_grep "^damaged: *$missing$" "$T/out"
+
 case_ "a closed pipe (| head) is a quiet exit 0"
 P=$T/pipe
 seq 1 50000 | "$KMSG" emit -F "$P" --log-size 8M
