@@ -135,6 +135,22 @@ int cli_need_stdout(void);
  */
 uint64_t cli_cut_short(const char *path, const struct kmsg_stat *st);
 
+/*
+ * A progress line for long work, on stderr and only when stderr is a
+ * terminal: "kmsg: WHAT: 45% (480.0 MiB of 1.0 GiB)", first drawn half a
+ * second into the work and redrawn at most ten times a second.
+ * cli_progress() fits the library's progress callbacks (arg: the struct);
+ * cli_progress_end() wipes the line.
+ */
+struct cli_progress {
+	const char *what;
+	int tty, shown;
+	int64_t start_ns, next_ns;
+};
+void cli_progress_init(struct cli_progress *p, const char *what);
+void cli_progress(void *p, uint64_t done, uint64_t total);
+void cli_progress_end(struct cli_progress *p);
+
 /* clock_gettime(clock) in nanoseconds. */
 int64_t cli_now_ns(clockid_t clock);
 

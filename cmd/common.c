@@ -306,6 +306,56 @@ uint64_t cli_cut_short(const char *path, const struct kmsg_stat *st)
 	return (uint64_t)sb.st_size;
 }
 
+void cli_progress_init(struct cli_progress *p, const char *what)
+{
+	memset(p, 0, sizeof(*p));
+	p->what = what;
+	p->tty = isatty(STDERR_FILENO);
+	p->start_ns = cli_now_ns(CLOCK_MONOTONIC);
+	p->next_ns = p->start_ns + 500000000;
+}
+
+/* v bytes as "480.0 MiB" */
+static void size_words(char *buf, size_t n, uint64_t v)
+{
+	static const char *unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	double d = (double)v;
+	int u = 0;
+
+	while (d >= 1024 && u < 4) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", d, unit[u]);
+}
+
+void cli_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct cli_progress *p = arg;
+	char a[32], b[32];
+	int64_t now;
+
+	if (!p->tty || !total)
+		return;
+	now = cli_now_ns(CLOCK_MONOTONIC);
+	if (now < p->next_ns)
+		return;
+	p->next_ns = now + 100000000;
+	size_words(a, sizeof(a), done);
+	size_words(b, sizeof(b), total);
+	fprintf(stderr, "\rkmsg: %s: %3u%% (%s of %s)\033[K", p->what,
+		(unsigned)(done >= total ? 100 : done * 100 / total), a, b);
+	fflush(stderr);
+	p->shown = 1;
+}
+
+void cli_progress_end(struct cli_progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = 0;
+}
+
 int64_t cli_now_ns(clockid_t clock)
 {
 	struct timespec ts;

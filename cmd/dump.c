@@ -146,7 +146,17 @@ int cmd_dump(int argc, const char **argv)
 		/* where a regular file on stdout starts, for -v's count */
 		start = lseek(fd, 0, SEEK_CUR);
 	}
-	rc = kmsg_dump_write(&records, log, fd, level);
+	{
+		struct kmsg_dump_opts dopts = KMSG_DUMP_OPTS_INIT;
+		struct cli_progress prog;
+
+		cli_progress_init(&prog, "dump");
+		dopts.level = level;
+		dopts.progress = cli_progress;
+		dopts.progress_arg = &prog;
+		rc = kmsg_dump_write_opts(&records, log, fd, &dopts);
+		cli_progress_end(&prog);
+	}
 	if (rc == -EPIPE)
 		cli_exit_if_epipe(EPIPE);  /* the reader went away: quietly */
 	if (rc < 0) {

@@ -207,6 +207,19 @@ int cmd_stat(int argc, const char **argv)
 		src_refuse(&src, "a kmsg log or a kmsg dump");
 		goto out;
 	}
+	if (rc == 0 && src.kind == SRC_DUMP) {
+		/* its header and first record tell all stat says */
+		rc = kmsg_dump_stat_fd(&st, src.fd, src.head + src.head_pos,
+				       src.head_len - src.head_pos);
+		if (rc < 0) {
+			cli_error(src.name, "%s", rc == KMSG_ECORRUPT ?
+				  "damaged or incomplete dump" : kmsg_strerror(rc));
+			goto out;
+		}
+		print_stat(path, 1, &st, &cut);
+		status = EXIT_OK;
+		goto out;
+	}
 	/* cli_open_log() words a missing or unreadable log */
 	log = rc < 0 ? cli_open_log(path, KMSG_OPEN_READ, NULL) :
 	      src_open_log(&src, KMSG_OPEN_READ);

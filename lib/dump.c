@@ -172,6 +172,8 @@ struct gz_out {
 	 * them has been read: the header and the zeros before head. */
 	const struct kmsg_hdr *lead_hdr;
 	uint64_t lead_zeros;
+	const struct kmsg_dump_opts *opts;  /* the progress callback */
+	uint64_t total;         /* uncompressed bytes the dump will have */
 };
 
 static int write_all(int fd, const unsigned char *p, size_t n)
@@ -243,6 +245,8 @@ static int flush_in(struct gz_out *g)
 	if (!err && g->in_len)
 		err = deflate_bytes(g, g->in, g->in_len, Z_NO_FLUSH);
 	g->in_len = 0;
+	if (!err && g->opts->progress)
+		g->opts->progress(g->opts->progress_arg, g->written, g->total);
 	return err;
 }
 
@@ -336,6 +340,7 @@ static int dump_once(uint64_t *count, struct gz_out *g, struct kmsg_log *log)
 	 * could find every record below N gone. */
 	more = kmsg_reader_next(r, &rec);
 	err = more < 0 ? more : make_plan(&p, log);
+	g->total = p.file_size;
 	if (err)
 		goto out;
 	head = p.tail - p.span;
@@ -438,14 +443,26 @@ static off_t rewind_point(int fd)
  */
 int kmsg_dump_write(uint64_t *records, struct kmsg_log *log, int fd, int level)
 {
+	struct kmsg_dump_opts o = KMSG_DUMP_OPTS_INIT;
+
+	o.level = level;
+	return kmsg_dump_write_opts(records, log, fd, &o);
+}
+
+int kmsg_dump_write_opts(uint64_t *records, struct kmsg_log *log, int fd,
+			 const struct kmsg_dump_opts *opts)
+{
 	struct gz_out g;
 	uint64_t count = 0;
 	off_t start;
-	int err, zinit = 0;
+	int err, zinit = 0, level;
 
-	if (!log || fd < 0 || level < Z_DEFAULT_COMPRESSION || level > Z_BEST_COMPRESSION)
+	if (!log || fd < 0 || !opts || opts->version != KMSG_DUMP_OPTS_VERSION ||
+	    opts->level < Z_DEFAULT_COMPRESSION || opts->level > Z_BEST_COMPRESSION)
 		return KMSG_EINVAL;
+	level = opts->level;
 	memset(&g, 0, sizeof(g));
+	g.opts = opts;
 	g.fd = fd;
 	g.out = malloc(OUT_BUF);
 	g.in = malloc(IN_BUF);
@@ -898,4 +915,140 @@ int kmsg_dump_open_fd(struct kmsg_log **out, int fd, const void *head,
 	if (!out || fd < 0 || (head == NULL && head_len))
 		return KMSG_EINVAL;
 	return open_input(out, fd, head, head_len, 1);
+}
+
+/*
+ * Inflates and drops n bytes; 0, or KMSG_ECORRUPT if the stream ends
+ * first, or -errno.
+ */
+static int inflate_skip(struct gz_in *g, uint64_t n, unsigned char *chunk, int *ended)
+{
+	while (n > 0) {
+		size_t want = n < IN_BUF ? (size_t)n : IN_BUF;
+		ssize_t k = inflate_some(g, chunk, want, ended);
+		if (k < 0)
+			return (int)k;
+		if ((size_t)k != want)
+			return KMSG_ECORRUPT;
+		n -= want;
+	}
+	return 0;
+}
+
+/*
+ * The contract is kmsg.h's.  The first record lies near the start of the
+ * data area (see THE LAYOUT above: the dump's head is D - X, and D exceeds
+ * X by at most 8L and a page), so this inflates a few KiB of any dump.
+ */
+int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t head_len)
+{
+	struct gz_in g;
+	struct kmsg_hdr h;
+	struct kmsg_log fake;
+	struct rec_hdr rh;
+	unsigned char first[2], *chunk = NULL, *rec = NULL;
+	uint64_t D, hd, tl, phys;
+	int zinit = 0, ended = 0, err;
+	ssize_t n;
+
+	if (!st || fd < 0 || (head == NULL && head_len))
+		return KMSG_EINVAL;
+	memset(&g, 0, sizeof(g));
+	g.fd = fd;
+	g.head = head;
+	g.head_len = head_len;
+	g.buf = malloc(IN_BUF);
+	chunk = malloc(IN_BUF);
+	if (!g.buf || !chunk) {
+		err = -ENOMEM;
+		goto out;
+	}
+	n = in_read_full(&g, first, 2);
+	if (n < 0) {
+		err = (int)n;
+		goto out;
+	}
+	if (n != 2 || first[0] != 0x1f || first[1] != 0x8b) {
+		err = KMSG_ENOTLOG;
+		goto out;
+	}
+	if (inflateInit2(&g.z, 15 + 16) != Z_OK) {
+		err = -ENOMEM;
+		goto out;
+	}
+	zinit = 1;
+	memcpy(g.buf, first, 2);
+	g.z.next_in = g.buf;
+	g.z.avail_in = 2;
+	n = inflate_some(&g, (unsigned char *)&h, HDR_SIZE, &ended);
+	if (n < 0) {
+		err = (int)n;
+		goto out;
+	}
+	D = h.data_size;
+	hd = atomic_load(&h.head);
+	tl = atomic_load(&h.tail);
+	if (n != HDR_SIZE || !header_ok(&h) || !isize_matches(fd, h.file_size) ||
+	    D != h.file_size - HDR_SIZE - BACKUP_SIZE || h.max_text < 1 ||
+	    h.max_text > KMSG_MAX_TEXT_LIMIT || hd > tl || tl - hd > D || hd % REC_ALIGN) {
+		err = KMSG_ECORRUPT;
+		goto out;
+	}
+	memset(st, 0, sizeof(*st));
+	st->file_size = h.file_size;
+	st->data_size = D;
+	st->used = tl - hd;
+	st->max_text = h.max_text;
+	st->format_version = h.version;
+	memcpy(st->ring_id, h.ring_id, sizeof(st->ring_id));
+	st->created_ns = h.created_ns;
+	st->next_seq = atomic_load(&h.next_seq);
+	st->clear_seq = atomic_load(&h.clear_seq);
+	st->evicted = atomic_load(&h.evicted);
+	st->damaged = atomic_load(&h.damaged);
+	st->takeovers = atomic_load(&h.takeovers);
+	st->first_seq = st->next_seq;
+	/* The oldest record's number is in the record: skip to it. */
+	phys = hd % D;
+	if (D - phys < REC_HDR || hd == tl)
+		goto done;  /* no record: an empty dump */
+	memset(&fake, 0, sizeof(fake));
+	fake.data_size = D;
+	fake.max_text = h.max_text;
+	fake.max_rec = rec_size(h.max_text, KMSG_MAX_FIELDS_BYTES);
+	if (fake.max_rec > D / 2)
+		fake.max_rec = D / 2 & ~(uint64_t)(REC_ALIGN - 1);
+	rec = malloc(fake.max_rec);
+	err = rec ? inflate_skip(&g, phys, chunk, &ended) : -ENOMEM;
+	if (err)
+		goto out;
+	n = inflate_some(&g, rec, REC_HDR, &ended);
+	if (n != REC_HDR) {
+		err = n < 0 ? (int)n : KMSG_ECORRUPT;
+		goto out;
+	}
+	memcpy(&rh, rec, REC_HDR);
+	if (!(rh.flags & REC_PAD) && rh.len > REC_HDR && rh.len <= fake.max_rec) {
+		n = inflate_some(&g, rec + REC_HDR, rh.len - REC_HDR, &ended);
+		if (n != (ssize_t)(rh.len - REC_HDR)) {
+			err = n < 0 ? (int)n : KMSG_ECORRUPT;
+			goto out;
+		}
+	}
+	/* A pad or zeros where the first record would be: none was copied. */
+	if (ring_check_at(&fake, hd, phys, rec, &rh) && !(rh.flags & REC_PAD))
+		st->first_seq = rh.seq;
+	else if (rh.magic == REC_MAGIC && !(rh.flags & REC_PAD))
+		err = KMSG_ECORRUPT;
+	if (err)
+		goto out;
+done:
+	err = 0;
+out:
+	if (zinit)
+		inflateEnd(&g.z);
+	free(g.buf);
+	free(chunk);
+	free(rec);
+	return err;
 }

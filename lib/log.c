@@ -600,6 +600,9 @@ static void init_header(struct kmsg_hdr *h, const struct kmsg_create_opts *o)
 	h->header_crc = static_crc(h);
 	atomic_store(&h->next_seq, o->first_seq);
 	atomic_store(&h->clear_seq, o->first_seq);
+	/* Made in this boot and empty: nothing for the first writer to
+	 * rebuild (the scan of a 4 GiB ring took seconds). */
+	atomic_store(&h->boot_id, read_boot_id());
 }
 
 static int check_opts(const struct kmsg_create_opts *o)

@@ -172,6 +172,22 @@ Test(dump, reads_back_exactly_what_was_stored)
 	cr_assert_gt(s2.used, 0);
 	cr_assert_leq(s2.used, s1.used);
 
+	/* stat from the dump's start alone says the same, but for used */
+	{
+		struct kmsg_stat s3;
+		int fd = open(tu_path("a.gz"), O_RDONLY);
+		cr_assert_eq(kmsg_dump_stat_fd(&s3, fd, NULL, 0), 0);
+		close(fd);
+		cr_assert_eq(s3.first_seq, s2.first_seq);
+		cr_assert_eq(s3.next_seq, s2.next_seq);
+		cr_assert_eq(s3.clear_seq, s2.clear_seq);
+		cr_assert_eq(s3.evicted, s2.evicted);
+		cr_assert_eq(s3.max_text, s2.max_text);
+		cr_assert_eq(s3.file_size, s2.file_size);
+		cr_assert_eq(memcmp(s3.ring_id, s2.ring_id, 16), 0);
+		cr_assert_geq(s3.used, s2.used, "the room kept, at least what the records take");
+	}
+
 	/* Readers of the dump start at the clear mark as on the log. */
 	{
 		struct kmsg_reader *r;
@@ -259,6 +275,13 @@ Test(dump, empty_log)
 	cr_assert_eq(st.first_seq, 1);
 	cr_assert_eq(st.used, 0);
 	kmsg_log_close(d);
+	{
+		int fd = open(tu_path("a.gz"), O_RDONLY);
+		cr_assert_eq(kmsg_dump_stat_fd(&st, fd, NULL, 0), 0);
+		close(fd);
+		cr_assert_eq(st.first_seq, 1, "no record: first is next");
+		cr_assert_eq(st.next_seq, 1);
+	}
 
 	/* Records all cleared are still stored, and dumped. */
 	tu_append(log, "one");

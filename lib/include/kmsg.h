@@ -519,6 +519,23 @@ int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
  */
 int kmsg_dump_write(uint64_t *records, struct kmsg_log *log, int fd, int level);
 
+#define KMSG_DUMP_OPTS_VERSION 1
+struct kmsg_dump_opts {
+	unsigned version;   /* KMSG_DUMP_OPTS_VERSION */
+	int level;          /* zlib's compression level, -1 for its default */
+	/* If not NULL, called after each batch of records (about 1 MiB) with
+	 * the bytes of the dump written so far and the bytes it will have,
+	 * uncompressed: for a progress line.  An attempt that starts again
+	 * starts again from 0. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
+};
+#define KMSG_DUMP_OPTS_INIT { KMSG_DUMP_OPTS_VERSION, -1, NULL, NULL }
+
+/* kmsg_dump_write() with options. */
+int kmsg_dump_write_opts(uint64_t *records, struct kmsg_log *log, int fd,
+			 const struct kmsg_dump_opts *opts);
+
 /*
  * Opens a dump made by kmsg_dump_write() for reading, as a read-only log:
  * it is decompressed into memory, no more than the dump's header claims
@@ -542,6 +559,18 @@ int kmsg_dump_open(struct kmsg_log **out, const char *path);
  */
 int kmsg_dump_open_fd(struct kmsg_log **out, int fd, const void *head,
 		      size_t head_len);
+
+/*
+ * Fills *st for the dump on fd (head and head_len as for
+ * kmsg_dump_open_fd()) from its header and its first record alone, a
+ * few KiB of any dump however large, where opening it decompresses it
+ * all.  used is the room the dump keeps for its records, a little more
+ * than they take.  The rest of the stream is not checked (reading the
+ * dump does); a regular file's size is checked against the gzip trailer.
+ * KMSG_ENOTLOG for a file that is not gzip, KMSG_ECORRUPT for a damaged
+ * header or first record.
+ */
+int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t head_len);
 
 #pragma GCC visibility pop
 

@@ -118,6 +118,27 @@ expect_status 2 "$KMSG" dump -F "$L" --level 10
 expect_status 2 "$KMSG" dump -F "$L" extra
 expect_status 2 "$KMSG" dump --no-such-option
 
+if command -v script >/dev/null; then
+	case_ "long work shows progress on a terminal, and only there"
+	# level 9 of 32 MiB: about a second, past the half second before the
+	# first line is drawn
+	M=$T/m.log
+	seq -f 'record %g of the test log, with some text to make it long enough' 1 300000 |
+		"$KMSG" emit -F "$M" --log-size 32M
+	script -qec "\"$KMSG\" dump -F \"$M\" --level 9 -o \"$T/m.gz\"" /dev/null >"$T/tty"
+	expect_grep "kmsg: dump: *[0-9]*% ([0-9.]* MiB of 32.0 MiB)" "$T/tty"
+	"$KMSG" dump -F "$M" --level 9 -o "$T/m2.gz" 2>"$T/err"
+	expect_eq "" "$(cat "$T/err")" "stderr when it is not a terminal"
+	expect_eq "$("$KMSG" read -F "$M" | wc -l)" "$("$KMSG" read -F "$T/m2.gz" | wc -l)" "the dump"
+
+	case_ "stat of a dump, from its header and first record, agrees with the log"
+	"$KMSG" stat -F "$T/m2.gz" >"$T/dstat"
+	"$KMSG" stat -F "$M" >"$T/lstat"
+	for k in records oldest newest next cleared evicted "ring id"; do
+		expect_eq "$(grep "^$k:" "$T/lstat")" "$(grep "^$k:" "$T/dstat")" "$k"
+	done
+fi
+
 case_ "damaged and cut-short dumps are refused by read and stat"
 head -c 100 "$T/a.gz" >"$T/cut.gz"
 expect_status 1 "$KMSG" read -F "$T/cut.gz"
