@@ -151,6 +151,9 @@ void cli_progress_init(struct cli_progress *p, const char *what);
 void cli_progress(void *p, uint64_t done, uint64_t total);
 void cli_progress_end(struct cli_progress *p);
 
+/* v bytes in words: "512 bytes", "480.0 MiB". */
+void cli_size_words(char *buf, size_t n, uint64_t v);
+
 /* clock_gettime(clock) in nanoseconds. */
 int64_t cli_now_ns(clockid_t clock);
 

@@ -315,8 +315,7 @@ void cli_progress_init(struct cli_progress *p, const char *what)
 	p->next_ns = p->start_ns + 500000000;
 }
 
-/* v bytes as "480.0 MiB" */
-static void size_words(char *buf, size_t n, uint64_t v)
+void cli_size_words(char *buf, size_t n, uint64_t v)
 {
 	static const char *unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
 	double d = (double)v;
@@ -341,8 +340,8 @@ void cli_progress(void *arg, uint64_t done, uint64_t total)
 	if (now < p->next_ns)
 		return;
 	p->next_ns = now + 100000000;
-	size_words(a, sizeof(a), done);
-	size_words(b, sizeof(b), total);
+	cli_size_words(a, sizeof(a), done);
+	cli_size_words(b, sizeof(b), total);
 	fprintf(stderr, "\rkmsg: %s: %3u%% (%s of %s)\033[K", p->what,
 		(unsigned)(done >= total ? 100 : done * 100 / total), a, b);
 	fflush(stderr);

@@ -44,18 +44,13 @@ static void iso_time(char *buf, size_t size, int64_t ns)
 /* 1048576 as "1.0 MiB", for the human output only. */
 static void human_size(char *buf, size_t size, uint64_t v)
 {
-	static const char *unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
-	double d = (double)v;
-	int u = 0;
+	char words[32];
 
-	while (d >= 1024 && u < 4) {
-		d /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, size, "%llu bytes", (unsigned long long)v);
+	cli_size_words(words, sizeof(words), v);
+	if (v < 1024)
+		snprintf(buf, size, "%s", words);
 	else
-		snprintf(buf, size, "%llu (%.1f %s)", (unsigned long long)v, d, unit[u]);
+		snprintf(buf, size, "%llu (%s)", (unsigned long long)v, words);
 }
 
 static void json_string(const char *s)

@@ -550,6 +550,26 @@ static ssize_t in_read_full(struct gz_in *g, unsigned char *p, size_t n)
 }
 
 /*
+ * Sets up g to read the input (head, then fd), with its buffer and *chunk
+ * (both IN_BUF), and reads its first two bytes into first, for the gzip
+ * magic.  Returns how many there were (fewer only at the end), or an
+ * error; the caller frees g->buf and *chunk either way.
+ */
+static ssize_t in_begin(struct gz_in *g, int fd, const void *head, size_t head_len,
+			unsigned char **chunk, unsigned char first[2])
+{
+	memset(g, 0, sizeof(*g));
+	g->fd = fd;
+	g->head = head;
+	g->head_len = head_len;
+	g->buf = malloc(IN_BUF);
+	*chunk = malloc(IN_BUF);
+	if (!g->buf || !*chunk)
+		return -ENOMEM;
+	return in_read_full(g, first, 2);
+}
+
+/*
  * Decompresses up to n bytes into p.  Returns the count (less than n only
  * at the end of the gzip member), KMSG_ECORRUPT for a damaged or cut-short
  * stream, or -errno.
@@ -816,18 +836,8 @@ static int open_input(struct kmsg_log **out, int fd, const void *head,
 	int mfd = -1, zinit = 0, err;
 	ssize_t n;
 
-	memset(&g, 0, sizeof(g));
-	g.fd = fd;
-	g.head = head;
-	g.head_len = head_len;
-	g.buf = malloc(IN_BUF);
-	chunk = malloc(IN_BUF);
-	if (!g.buf || !chunk) {
-		err = -ENOMEM;
-		goto out;
-	}
 	/* Tell a foreign file from a damaged dump by the gzip magic. */
-	n = in_read_full(&g, first, 2);
+	n = in_begin(&g, fd, head, head_len, &chunk, first);
 	if (n < 0) {
 		err = (int)n;
 		goto out;
@@ -953,17 +963,7 @@ int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t hea
 
 	if (!st || fd < 0 || (head == NULL && head_len))
 		return KMSG_EINVAL;
-	memset(&g, 0, sizeof(g));
-	g.fd = fd;
-	g.head = head;
-	g.head_len = head_len;
-	g.buf = malloc(IN_BUF);
-	chunk = malloc(IN_BUF);
-	if (!g.buf || !chunk) {
-		err = -ENOMEM;
-		goto out;
-	}
-	n = in_read_full(&g, first, 2);
+	n = in_begin(&g, fd, head, head_len, &chunk, first);
 	if (n < 0) {
 		err = (int)n;
 		goto out;
