@@ -128,7 +128,7 @@ Test(concurrency, processes_with_their_own_mappings)
 	pid_t pid[4];
 	snprintf(path, sizeof(path), "%s", tu_path("p.log"));
 	for (unsigned k = 0; k < 4; k++) {
-		pid[k] = fork();
+		pid[k] = tu_fork();
 		if (pid[k] == 0) {
 			struct kmsg_log *l;
 			if (kmsg_log_open(&l, path, KMSG_OPEN_WRITE))
@@ -198,7 +198,7 @@ Test(concurrency, writers_killed_at_random_points, .timeout = 600)
 	snprintf(path, sizeof(path), "%s", tu_path("k.log"));
 	srand((unsigned)getpid());
 	for (unsigned w = 0; w < KW; w++) {
-		pid[w] = fork();
+		pid[w] = tu_fork();
 		if (pid[w] == 0)
 			kill_writer(path, w, 0, sh);
 	}
@@ -213,7 +213,7 @@ Test(concurrency, writers_killed_at_random_points, .timeout = 600)
 		kills++;
 		if (++inc[w] >= MAX_INC)
 			break;
-		pid[w] = fork();
+		pid[w] = tu_fork();
 		if (pid[w] == 0)
 			kill_writer(path, w, inc[w], sh);
 	}

@@ -502,8 +502,9 @@ Test(dump, damaged_log_dumps_what_is_readable)
 	kmsg_log_close(log);
 }
 
-/* What a thread writes: to the FIFO at path, or to fd if path is NULL. */
-struct feeder { const char *path; const void *p; size_t n; int fd; };
+/* What a thread writes: to the FIFO at path, or to fd if path is NULL;
+ * left is what it could not write, the reader having stopped. */
+struct feeder { const char *path; const void *p; size_t n; int fd; size_t left; };
 
 static void *feed_fifo(void *arg)
 {
@@ -520,13 +521,15 @@ static void *feed_fifo(void *arg)
 	}
 	if (fd >= 0)
 		close(fd);
+	f->left = n;
 	return NULL;
 }
 
-/* kmsg_dump_open() on a FIFO (no size to check first) with contents p. */
-static int open_through_fifo(struct kmsg_log **d, const void *p, size_t n)
+/* kmsg_dump_open() on a FIFO (no size to check first) with contents p;
+ * *left (if not NULL) gets the bytes it never read. */
+static int open_through_fifo(struct kmsg_log **d, const void *p, size_t n, size_t *left)
 {
-	struct feeder f = { NULL, p, n, -1 };
+	struct feeder f = { NULL, p, n, -1, 0 };
 	pthread_t t;
 	int r;
 
@@ -539,6 +542,8 @@ static int open_through_fifo(struct kmsg_log **d, const void *p, size_t n)
 	 * (EPIPE, SIGPIPE being ignored) */
 	pthread_join(t, NULL);
 	free((void *)f.path);
+	if (left)
+		*left = f.left;
 	return r;
 }
 
@@ -562,7 +567,7 @@ Test(dump, read_from_a_fifo_and_bomb_refused)
 	size_t n;
 	unsigned char *p = new_dump(&log, 500, &n);
 
-	cr_assert_eq(open_through_fifo(&d, p, n), 0);
+	cr_assert_eq(open_through_fifo(&d, p, n, NULL), 0);
 	expect_same_records(log, d);
 	kmsg_log_close(d);
 	free(p);
@@ -580,12 +585,12 @@ Test(dump, read_from_a_fifo_and_bomb_refused)
 		free(b);
 	}
 	p = read_file("bomb.gz", &n);
-	int64_t t0 = tu_now_ns(CLOCK_MONOTONIC);
 	d = NULL;
-	cr_assert_eq(open_through_fifo(&d, p, n), KMSG_ECORRUPT);
+	size_t left;
+	cr_assert_eq(open_through_fifo(&d, p, n, &left), KMSG_ECORRUPT);
 	cr_assert_null(d);
-	cr_assert_lt(tu_now_ns(CLOCK_MONOTONIC) - t0, INT64_C(300000000),
-		     "it stopped at the claimed size");
+	cr_assert_gt(left, n / 2, "it stopped at the claimed size, not at the end "
+		     "(%zu of %zu bytes left unread)", left, n);
 	free(p);
 	kmsg_log_close(log);
 }
@@ -599,7 +604,7 @@ Test(dump, read_from_a_fifo_and_bomb_refused)
 static int open_fd_through_pipe(struct kmsg_log **d, const unsigned char *p,
 				size_t n, size_t taken)
 {
-	struct feeder f = { NULL, p, n, -1 };
+	struct feeder f = { NULL, p, n, -1, 0 };
 	unsigned char head[64];
 	pthread_t t;
 	int fds[2], r;
@@ -673,7 +678,6 @@ Test(dump, a_header_claiming_more_than_arrives)
 	struct kmsg_hdr h;
 	z_stream z;
 	long rss0 = max_rss_kib();
-	int64_t t0;
 	int fds[2];
 
 	signal(SIGPIPE, SIG_IGN);
@@ -683,7 +687,6 @@ Test(dump, a_header_claiming_more_than_arrives)
 	memcpy(raw, &h, HDR_SIZE);
 	memset(raw + HDR_SIZE, 'x', sizeof(raw) - HDR_SIZE);
 
-	t0 = tu_now_ns(CLOCK_MONOTONIC);
 	cr_assert_eq(open_fd_through_pipe(&d, raw, sizeof(raw), 8), KMSG_ECORRUPT);
 	cr_assert_null(d);
 
@@ -698,11 +701,11 @@ Test(dump, a_header_claiming_more_than_arrives)
 	cr_assert_eq(write(fds[1], gz, sizeof(gz) - z.avail_out),
 		     (ssize_t)(sizeof(gz) - z.avail_out));
 	deflateEnd(&z);
-	/* the write end stays open: an answer now is one that did not wait */
+	/* the write end stays open: one that waited for more would hang
+	 * until the test's timeout */
 	cr_assert_eq(kmsg_dump_open_fd(&d, fds[0], NULL, 0), KMSG_ECORRUPT);
 	close(fds[0]);
 	close(fds[1]);
-	cr_assert_lt(tu_now_ns(CLOCK_MONOTONIC) - t0, INT64_C(2000000000));
 	cr_assert_lt(max_rss_kib() - rss0, 32 * 1024, "memory grew by %ld KiB",
 		     max_rss_kib() - rss0);
 	kmsg_log_close(log);
@@ -713,7 +716,7 @@ Test(dump, a_header_claiming_more_than_arrives)
 /* A child that appends to path until killed, sleeping pause_ns between. */
 static pid_t start_writer(const char *path, long pause_ns)
 {
-	pid_t pid = fork();
+	pid_t pid = tu_fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		struct kmsg_log *w;
@@ -787,13 +790,16 @@ Test(dump, consistent_while_another_process_appends, .timeout = 120)
 
 	append_n(log, 20000, 150);  /* full: every append evicts */
 	w = start_writer(tu_path("a.log"), 20000);
-	for (int i = 0; i < 20; i++) {
+	/* 20 dumps during which the writer wrote: on a loaded machine it may
+	 * not run during every one, and those prove nothing */
+	for (int i = 0, overlapped = 0; overlapped < 20; i++) {
 		uint64_t count;
+		cr_assert_lt(i, 2000, "the writer wrote during %d of %d dumps", overlapped, i);
 		cr_assert_eq(kmsg_log_stat(&before, log), 0);
 		int r = dump_to("a.gz", log, &count, 1);
 		cr_assert_eq(r, 0, "dump %d: %s", i, kmsg_strerror(r));
 		cr_assert_eq(kmsg_log_stat(&after, log), 0);
-		cr_assert_gt(after.next_seq, before.next_seq, "the writer is writing");
+		overlapped += after.next_seq > before.next_seq;
 		expect_consistent("a.gz", before.first_seq, before.next_seq, after.next_seq,
 				  count);
 	}
@@ -859,7 +865,7 @@ Test(dump, restarted_after_being_overtaken, .timeout = 120)
 	cr_assert_eq(kmsg_log_stat(&before, log), 0);
 	write_file("out", prefix, sizeof(prefix) - 1);
 	cr_assert_eq(pipe(fds), 0);
-	child = fork();
+	child = tu_fork();
 	cr_assert_geq(child, 0);
 	if (child == 0) {
 		int fd = open(tu_path("out"), O_WRONLY | O_APPEND);

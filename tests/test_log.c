@@ -361,7 +361,7 @@ Test(log, reader_with_read_permission_only)
 	cr_assert_eq(chmod(tu_dir(), 0755), 0);
 	cr_assert_eq(chmod(path, 0644), 0);
 
-	pid_t pid = fork();
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		struct kmsg_log *r;
 		struct kmsg_reader *rd;

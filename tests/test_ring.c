@@ -332,7 +332,7 @@ Test(ring, positions_far_into_the_64_bit_space)
  * tail as an append in progress would, and dies. */
 static void die_holding_lock(const char *path, int commit)
 {
-	pid_t pid = fork();
+	pid_t pid = tu_fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		struct kmsg_log *log;
@@ -370,7 +370,8 @@ Test(ring, lock_of_a_dead_writer_is_taken_over_quickly)
 	int64_t t0 = tu_now_ns(CLOCK_MONOTONIC);
 	cr_assert_eq(tu_append(log, "second"), 2, "the half-written record took no number");
 	int64_t waited = tu_now_ns(CLOCK_MONOTONIC) - t0;
-	cr_assert_lt(waited, 50 * 1000 * 1000, "took over in %ld ns", (long)waited);
+	/* taken over as dead, not waited out as a live holder (1 s) */
+	cr_assert_lt(waited, 900 * 1000 * 1000, "took over in %ld ns", (long)waited);
 	kmsg_log_stat(&st, log);
 	cr_assert_eq(st.takeovers, 1);
 	uint64_t first, last;
@@ -419,7 +420,7 @@ Test(ring, live_writer_holding_the_lock_gives_busy_not_a_hang, .timeout = 30)
 	struct kmsg_log *log = tu_create("l.log", 65536, 0);
 	int pfd[2];
 	cr_assert_eq(pipe(pfd), 0);
-	pid_t pid = fork();
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		struct kmsg_log *l2;
 		if (kmsg_log_open(&l2, tu_path("l.log"), KMSG_OPEN_WRITE))
@@ -435,8 +436,9 @@ Test(ring, live_writer_holding_the_lock_gives_busy_not_a_hang, .timeout = 30)
 	int64_t t0 = tu_now_ns(CLOCK_MONOTONIC);
 	cr_assert_eq(kmsg_log_print(log, 1, 6, "x", 1), KMSG_EBUSY);
 	int64_t waited = tu_now_ns(CLOCK_MONOTONIC) - t0;
+	/* it waited the bound; that it then gave up (no hang) the test's
+	 * timeout shows, whatever the machine's load */
 	cr_assert_geq(waited, 900 * 1000 * 1000, "waited %ld ns", (long)waited);
-	cr_assert_lt(waited, 3000LL * 1000 * 1000, "waited %ld ns", (long)waited);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	cr_assert_eq(kmsg_log_print(log, 1, 6, "x", 1), 0, "once it is dead, writing goes on");

@@ -2,6 +2,8 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,4 +107,16 @@ int64_t tu_now_ns(int clock)
 	struct timespec ts;
 	clock_gettime(clock, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+pid_t tu_fork(void)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)  /* it died before the line above */
+			_exit(127);
+	}
+	return pid;
 }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* A fresh directory under $TMPDIR (or /tmp), removed with its files by tu_cleanup(). */
 const char *tu_dir(void);
@@ -22,6 +23,13 @@ uint64_t tu_append(struct kmsg_log *log, const char *text);
 /* Reads every record now in log from the oldest: count, and the first and
  * last one's seq (gaps the reader reports are not records). */
 size_t tu_count(struct kmsg_log *log, uint64_t *first, uint64_t *last);
+
+/*
+ * fork() for a test: the child is killed when the test's process ends, so
+ * a test that fails half-way never leaves a child behind holding the
+ * runner's pipes open (the runner then waits for ever).
+ */
+pid_t tu_fork(void);
 
 /* clock_gettime(clock) in nanoseconds. */
 int64_t tu_now_ns(int clock);
