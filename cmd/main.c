@@ -36,6 +36,7 @@ static int run(const struct kmsg_cmd *c, int argc, const char **argv)
 {
 	char name[32];
 	const char **v = calloc((size_t)argc + 1, sizeof(*v));
+	int status;
 
 	if (v == NULL) {
 		cli_error(NULL, "out of memory");
@@ -45,7 +46,9 @@ static int run(const struct kmsg_cmd *c, int argc, const char **argv)
 	v[0] = name;
 	for (int i = 1; i < argc; i++)
 		v[i] = argv[i];
-	return c->fn(argc, v);
+	status = c->fn(argc, v);
+	free(v);
+	return status;
 }
 
 static const struct kmsg_cmd *find(const char *name)
