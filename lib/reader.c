@@ -63,7 +63,7 @@ struct kmsg_reader {
 	 * QUEUE_MAX, oldest key first with KMSG_READER_ORDER, else in the
 	 * order they were completed.  Slots keep their buffers for reuse. */
 	struct line *queue;
-	unsigned qhead, qlen;
+	unsigned qhead, qlen, qcap;  /* qcap grows to QUEUE_MAX as needed */
 	size_t qbytes;
 	struct line scratch;     /* a lone record on its way into the queue */
 	struct line out;         /* the line returned last */
@@ -132,7 +132,7 @@ int kmsg_reader_new(struct kmsg_reader **out, struct kmsg_log *log,
 	r->log = log;
 	r->flags = flags;
 	r->flush_before = INT64_MIN;
-	err = seek_by(r, 0, 0, 0, UINT64_MAX);
+	err = kmsg_reader_seek(r, KMSG_SEEK_OLDEST);
 	if (err == KMSG_ECORRUPT) {
 		/* A header only a writer can repair: the reader exists, and
 		 * says so at its first read. */
@@ -168,9 +168,8 @@ void kmsg_reader_free(struct kmsg_reader *r)
 		return;
 	for (int i = 0; i < JOIN_SLOTS; i++)
 		free_line(&r->slots[i].l);
-	if (r->queue)
-		for (unsigned i = 0; i < QUEUE_MAX; i++)
-			free_line(&r->queue[i]);
+	for (unsigned i = 0; i < r->qcap; i++)
+		free_line(&r->queue[i]);
 	free(r->queue);
 	free_line(&r->scratch);
 	free_line(&r->out);
@@ -180,7 +179,7 @@ void kmsg_reader_free(struct kmsg_reader *r)
 
 static struct line *qat(const struct kmsg_reader *r, unsigned i)
 {
-	return &r->queue[(r->qhead + i) % QUEUE_MAX];
+	return &r->queue[(r->qhead + i) % r->qcap];
 }
 
 uint64_t kmsg_reader_position(const struct kmsg_reader *r)
@@ -511,7 +510,7 @@ static int queue_pop(struct kmsg_reader *r, struct kmsg_record *out)
 	r->out = *h;
 	*h = t;
 	h->len = h->flen = 0;
-	r->qhead = (r->qhead + 1) % QUEUE_MAX;
+	r->qhead = (r->qhead + 1) % r->qcap;
 	r->qlen--;
 	r->qbytes -= r->out.len + r->out.flen;
 	*out = r->out.rec;
@@ -537,11 +536,39 @@ static void queue_room(struct kmsg_reader *r)
 	}
 }
 
+/*
+ * Room in the queue for want lines (at most QUEUE_MAX), grown in steps:
+ * most readers never hold more than a few lines back.  The slots move in
+ * queue order, with the buffers of the free ones.
+ */
+static int queue_reserve(struct kmsg_reader *r, unsigned want)
+{
+	unsigned cap = r->qcap ? r->qcap : 64;
+	struct line *q;
+
+	if (want > QUEUE_MAX)
+		want = QUEUE_MAX;
+	if (want <= r->qcap)
+		return 0;
+	while (cap < want)
+		cap *= 2;
+	if (cap > QUEUE_MAX)
+		cap = QUEUE_MAX;
+	q = calloc(cap, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	for (unsigned i = 0; i < r->qcap; i++)
+		q[i] = *qat(r, i);
+	free(r->queue);
+	r->queue = q;
+	r->qhead = 0;
+	r->qcap = cap;
+	return 0;
+}
+
 /* Queues a record that is a line of its own (a whole line, or a gap). */
 static int queue_alone(struct kmsg_reader *r, const struct kmsg_record *rec)
 {
-	if (!r->queue && !(r->queue = calloc(QUEUE_MAX, sizeof(*r->queue))))
-		return -ENOMEM;
 	if (line_start(&r->scratch, rec) < 0)
 		return -ENOMEM;
 	queue_put(r, &r->scratch);
@@ -559,8 +586,11 @@ static int take(struct kmsg_reader *r, struct kmsg_record *rec)
 	struct pending *p = NULL, *freeslot = NULL;
 	int err;
 
-	if (!r->queue && !(r->queue = calloc(QUEUE_MAX, sizeof(*r->queue))))
-		return -ENOMEM;
+	/* what this record can add (a gap, a line ended, itself or the
+	 * oldest open line), and every open line, which close_due() may end */
+	err = queue_reserve(r, r->qlen + JOIN_SLOTS + 3);
+	if (err)
+		return err;
 	if ((rec->lost | rec->damaged) && !(rec->flags & KMSG_GAP) && (r->nused || r->qlen)) {
 		struct kmsg_record gap = {
 			.seq = rec->seq, .flags = KMSG_GAP,
@@ -789,6 +819,25 @@ int kmsg_reader_seek(struct kmsg_reader *r, enum kmsg_whence whence)
 		return KMSG_EINVAL;
 	switch (whence) {
 	case KMSG_SEEK_OLDEST:
+		/* The first valid record from head: no bisection needed. */
+		for (int attempt = 0; attempt < 16; attempt++) {
+			uint64_t head, now_tail, at;
+			struct rec_hdr hd;
+			err = end_seq(r->log, &tail, &seq);
+			if (!err)
+				err = load_window(r->log, &head, &now_tail);
+			if (err)
+				return err;
+			if (!find_record(r, head, tail, &at, &hd)) {
+				at = tail;
+				hd.seq = seq;
+			}
+			atomic_thread_fence(memory_order_acquire);
+			if (atomic_load_explicit(&r->log->hdr->head, memory_order_relaxed) <= at) {
+				place(r, at, hd.seq, hd.seq);
+				return 0;
+			}
+		}
 		return seek_by(r, 0, 0, 0, UINT64_MAX);
 	case KMSG_SEEK_END:
 		err = end_seq(r->log, &tail, &seq);
