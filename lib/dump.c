@@ -1018,6 +1018,12 @@ int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t hea
 	fake.max_rec = rec_size(h.max_text, KMSG_MAX_FIELDS_BYTES);
 	if (fake.max_rec > D / 2)
 		fake.max_rec = D / 2 & ~(uint64_t)(REC_ALIGN - 1);
+	/* The writer puts head within 8L and a page of the start; a header
+	 * that says otherwise would have this inflate without bound. */
+	if (phys > 8 * largest_record(&fake) + 2 * PAGE) {
+		err = KMSG_ECORRUPT;
+		goto out;
+	}
 	rec = malloc(fake.max_rec);
 	err = rec ? inflate_skip(&g, phys, chunk, &ended) : -ENOMEM;
 	if (err)

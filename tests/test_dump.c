@@ -1049,3 +1049,35 @@ Test(dump, memory_is_bounded, .timeout = 120)
 	kmsg_log_close(d);
 	kmsg_log_close(log);
 }
+
+/*
+ * stat of a dump inflates only its start: a header that puts the first
+ * record far from it (a bomb could then inflate for ever) is refused.
+ */
+Test(dump, stat_of_a_hostile_dump_is_bounded)
+{
+	struct kmsg_log *log = tu_create("a.log", 1 << 20, 0), *d;
+	struct kmsg_stat st;
+	unsigned char *img;
+	struct kmsg_hdr *h;
+	size_t n;
+	int fd;
+
+	append_n(log, 20000, 50);  /* full: the dump's data area is about 1 MiB */
+	cr_assert_eq(dump_to("a.gz", log, NULL, 1), 0);
+	d = open_dump("a.gz");
+	n = d->map_size;
+	img = malloc(n);
+	memcpy(img, d->map, n);
+	kmsg_log_close(d);
+	h = (struct kmsg_hdr *)img;
+	/* the dynamic part is not under the header's checksum */
+	atomic_store(&h->tail, h->data_size * 1000);
+	atomic_store(&h->head, h->data_size * 1000 - 64);  /* at the data's far end */
+	gzip_file("b.gz", img, n);
+	fd = open(tu_path("b.gz"), O_RDONLY);
+	cr_assert_eq(kmsg_dump_stat_fd(&st, fd, NULL, 0), KMSG_ECORRUPT);
+	close(fd);
+	free(img);
+	kmsg_log_close(log);
+}
