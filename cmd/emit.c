@@ -149,7 +149,7 @@ const struct poptOption emit_options[] = {
 	{ "cont", '\0', POPT_ARG_NONE, NULL, OPT_CONT,
 	  "continue the line this script left open with --no-newline", NULL },
 	{ "caller", '\0', POPT_ARG_STRING, NULL, OPT_CALLER,
-	  "who continues lines, instead of the script (with --cont: whose line)", "ID" },
+	  "the identity lines are written and continued under, instead of the script's", "ID" },
 	LOGGER_OPT(0, "server", 'n', POPT_ARG_STRING),
 	LOGGER_OPT(1, "port", 'P', POPT_ARG_STRING),
 	LOGGER_OPT(2, "tcp", 'T', POPT_ARG_NONE),
@@ -588,7 +588,8 @@ static int64_t proc_start_ns(pid_t pid)
 	       (int64_t)(ticks % (unsigned long long)hz) * (1000000000 / hz);
 }
 
-/* One caller --cont may continue: who, and since when a line of it counts. */
+/* One caller whose open line may be continued: who, and since when a
+ * line of it counts (in this boot). */
 struct candidate {
 	uint32_t caller;
 	int64_t since_ns;      /* CLOCK_BOOTTIME; INT64_MIN: any time */
@@ -597,52 +598,58 @@ struct candidate {
 };
 
 /*
- * Finds, for each candidate, its newest record in the log and whether it
- * leaves a line open.  Looks back from the end over ever larger windows
- * (256, 2048, ... records, at most CONT_SEARCH_MAX), so the usual case, a
- * --cont right after its --no-newline, reads a few records.  Returns 0,
- * or a library error.
+ * Finds, for each candidate (at most 2), its newest record in the log
+ * written in this boot since the candidate started, and whether it leaves
+ * a line open.  Looks back from the end over ever larger windows (256,
+ * 2048, ... records), so the usual case, a --cont right after its
+ * --no-newline, reads a few records; it stops where the records are older
+ * than every candidate still looked for, or after CONT_SEARCH_MAX.
+ * Returns 0, or a library error.
  */
 static int find_open_lines(struct kmsg_log *log, struct candidate *c, size_t nc)
 {
 	struct kmsg_reader *r;
 	struct kmsg_record rec;
 	struct kmsg_stat st;
-	uint64_t window = 256, upto, from;
+	uint64_t window = 256, upto, from, boot = kmsg_boot_id();
 	int rc = kmsg_log_stat(&st, log);
 
 	if (rc < 0 || (rc = kmsg_reader_new(&r, log, 0)) < 0)
 		return rc;
 	upto = st.next_seq;
 	for (;;) {
-		size_t left = 0;
-		struct candidate newest[4] = { { 0 } };
+		struct candidate newest[2] = { { 0 } };
+		int64_t oldest_ns = INT64_MAX, since = INT64_MAX;
 
 		from = upto - st.first_seq > window ? upto - window : st.first_seq;
 		rc = kmsg_reader_seek_seq(r, from);
 		while (rc == 0 && (rc = kmsg_reader_next(r, &rec)) == 1 && rec.seq < upto) {
-			if (rec.flags & KMSG_GAP)
+			rc = 0;
+			if ((rec.flags & KMSG_GAP) || rec.boot_id != boot)
 				continue;
-			for (size_t i = 0; i < nc && i < 4; i++) {
+			if (rec.boot_ns < oldest_ns)
+				oldest_ns = rec.boot_ns;
+			for (size_t i = 0; i < nc && i < 2; i++) {
 				if (c[i].found || rec.caller != c[i].caller ||
 				    rec.boot_ns < c[i].since_ns)
 					continue;
 				newest[i].found = 1;
 				newest[i].open = (rec.flags & KMSG_FRAGMENT) != 0;
 			}
-			rc = 0;
 		}
 		if (rc < 0)
 			break;
 		rc = 0;
-		for (size_t i = 0; i < nc && i < 4; i++) {
+		for (size_t i = 0; i < nc && i < 2; i++) {
 			if (newest[i].found && !c[i].found) {
 				c[i].found = 1;
 				c[i].open = newest[i].open;
 			}
-			left += !c[i].found;
+			if (!c[i].found && c[i].since_ns < since)
+				since = c[i].since_ns;
 		}
-		if (!left || from == st.first_seq || st.next_seq - from >= CONT_SEARCH_MAX)
+		if (since == INT64_MAX || oldest_ns < since || from == st.first_seq ||
+		    st.next_seq - from >= CONT_SEARCH_MAX)
 			break;
 		upto = from;
 		window *= 8;
@@ -666,17 +673,22 @@ static int find_script(struct script *s, struct kmsg_log *log, const char *path,
 
 	memset(s, 0, sizeof(*s));
 	s->caller = caller_opt ? caller_opt : (uint32_t)parent;
-	if (!cont)
-		return 0;
 	if (caller_opt) {
+		if (!cont)
+			return 0;
 		c[nc++] = (struct candidate){ caller_opt, INT64_MIN, 0, 0 };
 	} else {
-		c[nc++] = (struct candidate){ (uint32_t)self, proc_start_ns(self), 0, 0 };
-		c[nc++] = (struct candidate){ (uint32_t)parent, proc_start_ns(parent), 0, 0 };
-		/* an unknown start time counts as "any time" rather than never */
-		for (size_t i = 0; i < nc; i++)
-			if (c[i].since_ns < 0)
-				c[i].since_ns = INT64_MIN;
+		/* Its own pid first: a shell may have run this emit in its
+		 * place.  Usually nothing of it is found in the newest few
+		 * hundred records, all older than this process: a few
+		 * microseconds. */
+		int64_t start = proc_start_ns(self);
+		c[nc++] = (struct candidate){ (uint32_t)self, start < 0 ? INT64_MIN : start, 0, 0 };
+		if (cont) {
+			int64_t pstart = proc_start_ns(parent);
+			c[nc++] = (struct candidate){ (uint32_t)parent,
+						      pstart < 0 ? INT64_MIN : pstart, 0, 0 };
+		}
 	}
 	rc = find_open_lines(log, c, nc);
 	if (rc < 0) {
@@ -685,13 +697,16 @@ static int find_script(struct script *s, struct kmsg_log *log, const char *path,
 	}
 	for (size_t i = 0; i < nc; i++) {
 		if (c[i].open) {
+			/* --cont continues it; any other message is written
+			 * under the same identity, so that it ends it */
 			s->caller = c[i].caller;
-			s->continues = 1;
+			s->continues = cont;
 			return 0;
 		}
 	}
-	cli_error("--cont", "no line left open by this script (with --no-newline) "
-		  "to continue; the message is written as a line of its own");
+	if (cont)
+		cli_error("--cont", "no line left open by this script (with --no-newline) "
+			  "to continue; the message is written as a line of its own");
 	return 0;
 }
 
@@ -1037,7 +1052,7 @@ int cmd_emit(int argc, const char **argv)
 		}
 	}
 
-	if (find_script(&script, em.log, path, caller, o.cont || caller) != 0)
+	if (find_script(&script, em.log, path, caller, o.cont) != 0)
 		goto out;
 	em.entry.caller = script.caller;
 	em.entry.pid = id;

@@ -166,6 +166,14 @@ uint32_t log_tid(void);           /* gettid(), cached per thread */
 int64_t clock_ns(int clock);
 int fd_off_stdio(int fd);         /* never a log on fd 0, 1 or 2 */
 
+/* reader.c */
+/*
+ * The oldest valid record: its position and number (at the end, the end
+ * and the number the next record gets).  0, a negative code, or 1 if
+ * writers overtook every try.
+ */
+int ring_oldest(const struct kmsg_log *log, uint64_t *pos, uint64_t *seq);
+
 /* ring.c */
 int ring_lock(struct kmsg_log *log);
 void ring_unlock(struct kmsg_log *log);

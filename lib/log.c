@@ -751,6 +751,11 @@ int kmsg_log_file_changed(struct kmsg_log *log, const char *path)
 	return KMSG_FILE_SAME;
 }
 
+uint64_t kmsg_boot_id(void)
+{
+	return read_boot_id();
+}
+
 void kmsg_log_close(struct kmsg_log *log)
 {
 	if (!log)
@@ -763,8 +768,6 @@ void kmsg_log_close(struct kmsg_log *log)
 int kmsg_log_stat(struct kmsg_stat *st, struct kmsg_log *log)
 {
 	const struct kmsg_hdr *h;
-	struct kmsg_reader *r;
-	struct kmsg_record rec;
 	int n;
 
 	if (!st || !log)
@@ -787,13 +790,11 @@ int kmsg_log_stat(struct kmsg_stat *st, struct kmsg_log *log)
 		st->used = tail >= head ? tail - head : 0;
 	}
 	/* The oldest record's number is in the record, not the header. */
-	st->first_seq = st->next_seq;
-	n = kmsg_reader_new(&r, log, 0);
-	if (n < 0)
-		return n;
-	n = kmsg_reader_next(r, &rec);
-	if (n == 1)
-		st->first_seq = rec.seq;
-	kmsg_reader_free(r);
+	{
+		uint64_t pos;
+		n = ring_oldest(log, &pos, &st->first_seq);
+		if (n == 1)
+			st->first_seq = st->next_seq;  /* writers overtook us */
+	}
 	return n < 0 ? n : 0;
 }

@@ -715,10 +715,9 @@ void kmsg_reader_flush(struct kmsg_reader *r, int64_t older_than_real_ns)
  * limit; 0 and *found unset if there is none.  Racing writers can make it
  * miss (the caller re-checks head), never return a torn record.
  */
-static int find_record(struct kmsg_reader *r, uint64_t from, uint64_t limit,
+static int find_record(const struct kmsg_log *log, uint64_t from, uint64_t limit,
 		       uint64_t *found, struct rec_hdr *hd)
 {
-	struct kmsg_log *log = r->log;
 	for (uint64_t p = ring_norm(log, from); p < limit; p = ring_norm(log, p + REC_ALIGN)) {
 		const struct rec_hdr *c = (const void *)(log->data + p % log->data_size);
 		uint64_t len;
@@ -781,7 +780,7 @@ static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
 		while (lo < hi) {
 			uint64_t mid = lo + ((hi - lo) / 2 & ~(uint64_t)(REC_ALIGN - 1)), at;
 			struct rec_hdr hd;
-			if (!find_record(r, mid, hi, &at, &hd)) {
+			if (!find_record(r->log, mid, hi, &at, &hd)) {
 				hi = mid;
 			} else if (by_time ? hd.real_ns < want_ns : hd.seq < want_seq) {
 				lo = at + hd.len;
@@ -810,6 +809,31 @@ static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
 	return 0;
 }
 
+int ring_oldest(const struct kmsg_log *log, uint64_t *pos, uint64_t *seq)
+{
+	for (int attempt = 0; attempt < 16; attempt++) {
+		uint64_t head, tail, now_tail, at, end;
+		struct rec_hdr hd;
+		int err = end_seq(log, &tail, &end);
+		if (!err)
+			err = load_window(log, &head, &now_tail);
+		if (err)
+			return err;
+		if (!find_record(log, head, tail, &at, &hd)) {
+			at = tail;
+			hd.seq = end;
+		}
+		/* not overtaken while looking (pairs with W1's fence) */
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&log->hdr->head, memory_order_relaxed) <= at) {
+			*pos = at;
+			*seq = hd.seq;
+			return 0;
+		}
+	}
+	return 1;
+}
+
 int kmsg_reader_seek(struct kmsg_reader *r, enum kmsg_whence whence)
 {
 	uint64_t tail, seq;
@@ -818,27 +842,16 @@ int kmsg_reader_seek(struct kmsg_reader *r, enum kmsg_whence whence)
 	if (!r)
 		return KMSG_EINVAL;
 	switch (whence) {
-	case KMSG_SEEK_OLDEST:
-		/* The first valid record from head: no bisection needed. */
-		for (int attempt = 0; attempt < 16; attempt++) {
-			uint64_t head, now_tail, at;
-			struct rec_hdr hd;
-			err = end_seq(r->log, &tail, &seq);
-			if (!err)
-				err = load_window(r->log, &head, &now_tail);
-			if (err)
-				return err;
-			if (!find_record(r, head, tail, &at, &hd)) {
-				at = tail;
-				hd.seq = seq;
-			}
-			atomic_thread_fence(memory_order_acquire);
-			if (atomic_load_explicit(&r->log->hdr->head, memory_order_relaxed) <= at) {
-				place(r, at, hd.seq, hd.seq);
-				return 0;
-			}
-		}
-		return seek_by(r, 0, 0, 0, UINT64_MAX);
+	case KMSG_SEEK_OLDEST: {
+		uint64_t at;
+		err = ring_oldest(r->log, &at, &seq);
+		if (err == 1)
+			return seek_by(r, 0, 0, 0, UINT64_MAX);
+		if (err)
+			return err;
+		place(r, at, seq, seq);
+		return 0;
+	}
 	case KMSG_SEEK_END:
 		err = end_seq(r->log, &tail, &seq);
 		if (err)

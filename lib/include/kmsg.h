@@ -115,6 +115,12 @@ int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags);
 int kmsg_log_create(struct kmsg_log **out, const char *path,
 		    const struct kmsg_create_opts *opts, unsigned flags);
 
+/*
+ * The first 8 bytes of this boot's id (/proc/sys/kernel/random/boot_id),
+ * as records carry it in boot_id; 0 if the kernel offers none.
+ */
+uint64_t kmsg_boot_id(void);
+
 /* Unmaps and closes; NULL is accepted.  Records appended stay in the file. */
 void kmsg_log_close(struct kmsg_log *log);
 

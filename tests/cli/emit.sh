@@ -246,6 +246,18 @@ EOF
 bash "$T/cont.sh"
 expect_eq "checking foo... still ok" "$(texts)"
 
+case_ "a shell's last command, run in its place, ends the line it left open"
+fresh
+for sh in bash zsh "busybox sh" dash; do
+	$sh -c "\"$KMSG\" emit --no-newline '$sh-open '; \"$KMSG\" emit '$sh-plain'"
+done
+# read -c leaves a line still open; these are ended, so all show at once
+"$KMSG" read -F "$KMSG_FILE" -c -o kmsg | sed -n -E 's/^[0-9]+,[0-9]+,[0-9]+,//p' >"$T/got"
+for sh in bash zsh "busybox sh" dash; do
+	printf 'c;%s-open \n-;%s-plain\n' "$sh" "$sh"
+done >"$T/want"
+expect_file_eq "$T/want" "$T/got"
+
 case_ "a plain message from the script ends its open line, as printk does"
 fresh
 cat >"$T/cont.sh" <<EOF
@@ -351,9 +363,10 @@ expect_file_eq "$T/want" "$T/err"
 
 case_ "--caller ID pairs --no-newline and --cont of unrelated processes"
 fresh
-bash -c "\"$KMSG\" emit --caller 4242 --no-newline 'from '"
-bash -c "\"$KMSG\" emit --caller 4343 'other'"
-bash -c "\"$KMSG\" emit --caller 4242 --cont 'elsewhere'"
+bash -c "\"$KMSG\" emit --caller 4242 --no-newline 'from '" 2>"$T/err"
+bash -c "\"$KMSG\" emit --caller 4343 'other'" 2>>"$T/err"
+bash -c "\"$KMSG\" emit --caller 4242 --cont 'elsewhere'" 2>>"$T/err"
+expect_eq "" "$(cat "$T/err")" "stderr: nothing to say"
 expect_eq "from elsewhere|other" "$(joined)"
 expect_status 2 "$KMSG" emit --caller abc x
 expect_status 2 "$KMSG" emit --caller 0 x
