@@ -243,28 +243,38 @@ static void nap(int ms)
 }
 
 /*
- * Opens fl.path as the followed log, with a joining reader.  When it does
- * not exist, waits for it (tail -F's habit) unless fail_now.  Returns
- * 0, or an exit status after saying what is wrong (STOPPED if a signal came
- * while waiting).
+ * Opens fl.path as the followed log, with a joining reader.  At the start
+ * (again 0), a log that does not exist is waited for (tail -F's habit)
+ * unless fail_now; again, after the log went away or changed, whatever is
+ * at the path is waited for until it opens as a log, its first error said
+ * once.  Returns 0, or an exit status after saying what is wrong (STOPPED
+ * if a signal came while waiting).
  */
-static int open_followed(int fail_now)
+static int open_followed(int fail_now, int again)
 {
 	int said = 0, rc;
 	struct kmsg_stat st;
 
 	for (;;) {
-		if (access(fl.path, F_OK) == 0 || errno != ENOENT || fail_now)
+		if (!again && (access(fl.path, F_OK) == 0 || errno != ENOENT || fail_now))
 			break;
-		if (!said++)
+		if (again) {
+			/* quietly, but for the first error */
+			rc = access(fl.path, F_OK) == 0 || errno != ENOENT
+			     ? kmsg_log_open(&fl.log, fl.path, KMSG_OPEN_READ) : -ENOENT;
+			if (rc == 0)
+				break;
+			if (rc != -ENOENT && !said++)
+				cli_lib_error(fl.path, rc);
+		} else if (!said++) {
 			cli_error(fl.path, "no such log yet; waiting for it to appear "
 				  "(--fail-missing fails at once instead)");
+		}
 		nap(CHECK_MS);
 		if (stop)
 			return STOPPED;
 	}
-	fl.log = cli_open_log(fl.path, 0, NULL);
-	if (fl.log == NULL)
+	if (!fl.log && (fl.log = cli_open_log(fl.path, 0, NULL)) == NULL)
 		return EXIT_FAIL;
 	rc = kmsg_reader_new(&fl.r, fl.log, KMSG_READER_JOIN);
 	if (rc == 0)
@@ -274,7 +284,8 @@ static int open_followed(int fail_now)
 		return EXIT_FAIL;
 	}
 	memcpy(fl.ring_id, st.ring_id, sizeof(fl.ring_id));
-	if (said)
+	cli_cut_short(fl.path, &st);
+	if (said && !again)
 		cli_error(fl.path, "appeared; following it from its oldest record");
 	return 0;
 }
@@ -291,7 +302,7 @@ static int check_path(struct output *o, int *read_err)
 	int64_t now = cli_now_ns(CLOCK_MONOTONIC);
 	uint64_t at;
 	uint8_t old_id[16];
-	int change, rc;
+	int change, rc, same;
 
 	if (now < fl.next_check_ns)
 		return 0;
@@ -308,22 +319,23 @@ static int check_path(struct output *o, int *read_err)
 		return *read_err ? (cli_lib_error(fl.path, rc), EXIT_FAIL) : out_fail(o, rc);
 	at = kmsg_reader_position(fl.r);
 	memcpy(old_id, fl.ring_id, sizeof(old_id));
-	cli_error(fl.path, "%s", change == KMSG_FILE_GONE ? "removed; following it "
-		  "when it comes back" : change == KMSG_FILE_REPLACED ?
-		  "replaced by another file; following that" :
-		  change == KMSG_FILE_REPAIRED ?
-		  "its damaged header was repaired by a writer; opening it again" :
-		  "the file changed size (cut short, or restored by a writer); "
-		  "opening it again");
+	if (change == KMSG_FILE_GONE)
+		cli_error(fl.path, "removed; waiting for it to come back");
 	kmsg_reader_free(fl.r);
 	kmsg_log_close(fl.log);
 	fl.r = NULL;
 	fl.log = NULL;
-	rc = open_followed(0);
+	rc = open_followed(0, 1);
 	if (rc)
 		return rc;
-	if (!memcmp(old_id, fl.ring_id, sizeof(old_id))) {
-		/* the same log: on from where we were */
+	same = !memcmp(old_id, fl.ring_id, sizeof(old_id));
+	cli_error(fl.path, "%s; %s", change == KMSG_FILE_GONE ? "back" :
+		  change == KMSG_FILE_REPLACED ? "replaced by another file" :
+		  change == KMSG_FILE_REPAIRED ? "its damaged header was repaired by a writer" :
+		  "the file changed size (cut short, or restored by a writer)",
+		  same ? "the same log: going on where it was" :
+		  "another log: following it from its oldest record");
+	if (same) {
 		rc = kmsg_reader_seek_seq(fl.r, at);
 	} else {
 		rc = kmsg_reader_seek(fl.r, KMSG_SEEK_OLDEST);
@@ -474,7 +486,7 @@ int cmd_follow(int argc, const char **argv)
 	}
 	if (sigsetjmp(wake, 1) == 0) {
 		setup_signals();
-		status = open_followed(fail_missing);
+		status = open_followed(fail_missing, 0);
 		if (status)
 			goto stopped;
 		rc = position(fl.r, fl.log, &o, all, n);

@@ -93,6 +93,10 @@ static int list_options(int argc, const char **argv)
 		return EXIT_USAGE;
 	}
 	c = find(argv[2]);
+	if (c == NULL && (!strcmp(argv[2], "help") || !strcmp(argv[2], "options"))) {
+		cli_error(argv[2], "has no options: it takes a command name");
+		return EXIT_USAGE;
+	}
 	if (c == NULL) {
 		cli_error(argv[2], "no such command; see 'kmsg --help'");
 		return EXIT_USAGE;
@@ -114,6 +118,10 @@ int main(int argc, const char **argv)
 			const struct kmsg_cmd *c = find(argv[2]);
 			if (c)
 				return run(c, 2, sub);
+			if (!strcmp(argv[2], "help") || !strcmp(argv[2], "options")) {
+				usage(stdout);
+				return EXIT_OK;
+			}
 			cli_error(argv[2], "no such command; see 'kmsg --help'");
 			return EXIT_USAGE;
 		}

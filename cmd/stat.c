@@ -211,7 +211,7 @@ int cmd_stat(int argc, const char **argv)
 				  "damaged or incomplete dump" : kmsg_strerror(rc));
 			goto out;
 		}
-		print_stat(path, 1, &st, &cut);
+		print_stat(src.name, 1, &st, &cut);
 		status = EXIT_OK;
 		goto out;
 	}
@@ -227,7 +227,7 @@ int cmd_stat(int argc, const char **argv)
 		cli_lib_error(path, rc);
 		goto out;
 	}
-	print_stat(path, src.kind == SRC_DUMP, &st, &cut);
+	print_stat(src.name ? src.name : path, src.kind == SRC_DUMP, &st, &cut);
 	status = EXIT_OK;
 out:
 	src_close(&src);

@@ -739,14 +739,17 @@ static int find_record(const struct kmsg_log *log, uint64_t from, uint64_t limit
 /*
  * Places the reader at pos, where the record numbered seq is, expecting
  * the number expect (at most seq): numbers between them are gone already,
- * evicted after the caller chose expect, and show as lost.
+ * and show on the first record, as lost if evicted (pos is the oldest
+ * record), else as damaged (in the middle, or at the end of a log cut
+ * short).
  */
-static void place(struct kmsg_reader *r, uint64_t pos, uint64_t seq, uint64_t expect)
+static void place(struct kmsg_reader *r, uint64_t pos, uint64_t seq, uint64_t expect,
+		  int evicted)
 {
 	r->pos = pos;
 	r->expect = expect < seq ? expect : seq;
 	r->expect_known = 1;
-	r->overtaken = r->expect < seq;
+	r->overtaken = r->expect < seq && evicted;
 	r->in_damage = 0;
 	drop_pending(r);
 }
@@ -792,7 +795,14 @@ static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
 		}
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&h->head, memory_order_relaxed) <= best) {
-			place(r, best, best_seq, expect);
+			uint64_t first = tail;
+			struct rec_hdr hd;
+			/* What is missing before the oldest record was evicted;
+			 * at the end of records that remain, it was cut. */
+			if (expect < best_seq && best < tail)
+				find_record(r->log, head, best + 1, &first, &hd);
+			place(r, best, best_seq, expect,
+			      best < tail ? first == best : head == tail);
 			return 0;
 		}
 	}
@@ -802,7 +812,7 @@ static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
 		int err = load_window(r->log, &head, &tail);
 		if (err)
 			return err;
-		place(r, head, 0, 0);
+		place(r, head, 0, 0, 0);
 		r->expect_known = 0;
 		r->overtaken = 0;
 	}
@@ -849,14 +859,14 @@ int kmsg_reader_seek(struct kmsg_reader *r, enum kmsg_whence whence)
 			return seek_by(r, 0, 0, 0, UINT64_MAX);
 		if (err)
 			return err;
-		place(r, at, seq, seq);
+		place(r, at, seq, seq, 0);
 		return 0;
 	}
 	case KMSG_SEEK_END:
 		err = end_seq(r->log, &tail, &seq);
 		if (err)
 			return err;
-		place(r, tail, seq, seq);
+		place(r, tail, seq, seq, 0);
 		return 0;
 	case KMSG_SEEK_CLEARED:
 		/* Records evicted before the seek are not this reader's. */

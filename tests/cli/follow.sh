@@ -207,15 +207,42 @@ start_follow -F "$R" -t -n all
 wait_for "first log" "$T/f.out" || fail "no history"
 rm "$R"
 sleep 1.5
-expect_grep "removed; following it when it comes back" "$T/f.err"
+expect_grep "removed; waiting for it to come back" "$T/f.err"
 "$KMSG" emit -F "$R" "second log"
 wait_for "second log" "$T/f.out" 5 || fail "the log made again was not followed"
 "$KMSG" emit -F "$T/other" "third log"
 mv "$T/other" "$R"
 wait_for "third log" "$T/f.out" 5 || fail "the log moved in was not followed"
-expect_grep "replaced by another file" "$T/f.err"
+expect_grep "replaced by another file; another log: following it from its oldest record" "$T/f.err"
+expect_grep "back; another log: following it from its oldest record" "$T/f.err"
+# the same log moved away and back: on where it was, nothing twice
+mv "$R" "$T/aside"
+sleep 1.5
+"$KMSG" emit -F "$T/aside" "fourth, written while away"
+mv "$T/aside" "$R"
+wait_for "fourth" "$T/f.out" 5 || fail "the log moved back was not followed"
+expect_grep "back; the same log: going on where it was" "$T/f.err"
+"$KMSG" emit -F "$R" "fifth"
+wait_for "fifth" "$T/f.out" 5 || fail "went quiet"
 stop_follow INT
-expect_eq "first log|second log|third log" "$(paste -sd'|' "$T/f.out")"
+expect_eq "first log|second log|third log|fourth, written while away|fifth" "$(paste -sd'|' "$T/f.out")"
+expect_eq 2 "$(grep -c "waiting for it to come back" "$T/f.err")" "one word for each of the two removals"
+expect_eq 0 "$(grep -c "no such log yet" "$T/f.err")" "and no other"
+
+case_ "replaced by a file that is not a log: waits for a log there"
+N=$T/notlog
+"$KMSG" emit -F "$N" "a log"
+start_follow -F "$N" -t -n all
+wait_for "a log" "$T/f.out" || fail "no history"
+echo "just text" >"$T/text.tmp"
+mv "$T/text.tmp" "$N"
+sleep 1.5
+expect_grep "not a kmsg log" "$T/f.err"
+rm "$N"
+"$KMSG" emit -F "$N" "a log again"
+wait_for "a log again" "$T/f.out" 5 || fail "did not go on with the new log"
+stop_follow INT
+expect_eq 1 "$(grep -c "not a kmsg log" "$T/f.err")" "the error said once"
 
 case_ "a log cut short and restored by a writer: follow goes on"
 C=$T/cut
