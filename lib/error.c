@@ -18,6 +18,7 @@ const char *kmsg_strerror(int code)
 	case KMSG_ESEQ:      return "sequence number space of the log exhausted";
 	case KMSG_ESIZE:     return "log size out of range (4 KiB to 64 TiB, with room for at least two records of the maximum size)";
 	case KMSG_EINVAL:    return "invalid argument";
+	case KMSG_ECHANGED:  return "the log file was written over with another log";
 	}
 	if (code < 0 && code > -4096)
 		return strerror(-code);

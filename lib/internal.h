@@ -129,6 +129,7 @@ struct kmsg_log {
 	uint64_t map_size;
 	uint64_t opened_size;     /* the file's size when it was mapped */
 	int private_hdr;          /* a reader's own copy of a damaged header */
+	uint8_t ring_id[16];      /* the ring opened: the file may be written over */
 	struct kmsg_hdr *hdr;
 	unsigned char *data;
 	uint64_t data_size;

@@ -295,28 +295,33 @@ static void upgrade_features(struct kmsg_log *log)
 }
 
 /* Is the dynamic part of the header one a reader can work from? */
-static int dynamic_sane(const struct kmsg_log *log)
+/*
+ * Is the dynamic part of header h (the log's own, or a copy read from its
+ * file) one a reader can work from?  It must also admit what
+ * rebuild_dynamic() leaves: a next_seq kept larger than the newest record
+ * (the records in between lost), within one ring's worth of numbers.
+ */
+static int dynamic_sane(const struct kmsg_log *log, const struct kmsg_hdr *h)
 {
-	const struct kmsg_hdr *h = log->hdr;
 	uint64_t head = atomic_load(&h->head), tail = atomic_load(&h->tail);
-	uint64_t next = atomic_load(&h->next_seq);
+	uint64_t next = atomic_load(&h->next_seq), clear = atomic_load(&h->clear_seq);
+	const uint64_t most = log->data_size / REC_HDR + 1;
 
 	/* Every record takes at least REC_HDR bytes of positions, so more
 	 * numbers than that cannot have been handed out. */
 	if (!(head <= tail && tail - head <= log->data_size &&
 	      head % REC_ALIGN == 0 && tail % REC_ALIGN == 0 &&
 	      tail < (UINT64_C(1) << 62) && next >= h->first_seq &&
-	      next - h->first_seq <= tail / REC_HDR))
+	      next - h->first_seq <= tail / REC_HDR + most && clear <= next))
 		return 0;
 	/* The oldest record, if it is intact, must fit the numbering: older
-	 * than next_seq by no more records than fit between head and tail. */
+	 * than next_seq by no more records than one ring could hold. */
 	head = ring_norm(log, head);
 	if (head < tail) {
 		struct rec_hdr r;
 		if (!ring_check_record(log, head, &r))
 			return 0;  /* head is only ever stored on a record */
-		if (!(r.flags & REC_PAD) &&
-		    (r.seq >= next || next - r.seq > (tail - head) / REC_HDR))
+		if (!(r.flags & REC_PAD) && (r.seq >= next || next - r.seq > most))
 			return 0;
 	}
 	return 1;
@@ -352,6 +357,7 @@ static void rebuild_dynamic(struct kmsg_log *log)
 		phys += len - REC_ALIGN;
 	}
 	uint64_t old_next = atomic_load(&h->next_seq), old_tail = atomic_load(&h->tail);
+	uint64_t old_clear = atomic_load(&h->clear_seq);
 	if (!found) {
 		/* No record survived: keep the header's numbering if it is
 		 * believable (so no number is handed out twice), else start
@@ -397,8 +403,13 @@ static void rebuild_dynamic(struct kmsg_log *log)
 	} else {
 		atomic_store(&h->next_seq, best_seq + 1);
 	}
-	if (atomic_load(&h->clear_seq) > best_seq + 1)
-		atomic_store(&h->clear_seq, best_seq + 1);
+	/* A clear mark past the numbers handed out cannot be: damage, so
+	 * nothing is taken as cleared (hiding records would be worse than
+	 * showing cleared ones again); one past what survived is clamped. */
+	if (old_clear > old_next)
+		atomic_store(&h->clear_seq, h->first_seq);
+	else if (old_clear > atomic_load(&h->next_seq))
+		atomic_store(&h->clear_seq, atomic_load(&h->next_seq));
 	/* next_seq before tail, as above. */
 	atomic_store(&h->head, head);
 	atomic_store(&h->tail, best_end);
@@ -511,6 +522,7 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 		if (log->max_rec > log->data_size / 2)
 			log->max_rec = log->data_size / 2 & ~(uint64_t)(REC_ALIGN - 1);
 	}
+	memcpy(log->ring_id, (use_backup ? &backup : &primary)->ring_id, sizeof(log->ring_id));
 	log->boot_id = read_boot_id();
 	log->pid = (uint32_t)getpid();
 	log->lock_wait_ns = INT64_C(1000) * 1000 * 1000;
@@ -529,7 +541,7 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 		 * a power cut may have kept data pages and lost the header's
 		 * latest state, or the reverse.  It rebuilds from the records
 		 * (one pass over the ring, once per boot). */
-		if (repair || !dynamic_sane(log) ||
+		if (repair || !dynamic_sane(log, log->hdr) ||
 		    atomic_load(&log->hdr->boot_id) != log->boot_id) {
 			rebuild_dynamic(log);
 			atomic_store(&log->hdr->boot_id, log->boot_id);
@@ -538,7 +550,7 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 		ring_recover_locked(log);
 		upgrade_features(log);
 		ring_unlock(log);
-	} else if (use_backup || !dynamic_sane(log)) {
+	} else if (use_backup || !dynamic_sane(log, log->hdr)) {
 		/* A reader cannot repair the file, nor wait for a writer to:
 		 * it reads through a header of its own. */
 		r = private_header(log, use_backup ? &backup : NULL);
@@ -740,12 +752,18 @@ int kmsg_log_file_changed(struct kmsg_log *log, const char *path)
 		return KMSG_FILE_REPLACED;
 	if ((uint64_t)ours.st_size != log->opened_size)
 		return KMSG_FILE_RESIZED;
-	if (log->private_hdr) {
-		/* A writer of this boot repaired the header in the file. */
+	{
 		struct kmsg_hdr h;
-		if (pread(log->fd, &h, HDR_SIZE, 0) == HDR_SIZE &&
-		    check_static(&h, (uint64_t)ours.st_size, 0) == 0 &&
-		    atomic_load(&h.boot_id) == log->boot_id)
+		if (pread(log->fd, &h, HDR_SIZE, 0) != HDR_SIZE)
+			return KMSG_FILE_SAME;  /* cannot tell */
+		/* The same inode rewritten with another log (cp over it). */
+		if (check_static(&h, (uint64_t)ours.st_size, 0) == 0 &&
+		    memcmp(h.ring_id, log->ring_id, sizeof(h.ring_id)) != 0)
+			return KMSG_FILE_REWRITTEN;
+		/* A header this reader had to rebuild for itself is whole in
+		 * the file again: a writer repaired it. */
+		if (log->private_hdr && check_static(&h, (uint64_t)ours.st_size, 0) == 0 &&
+		    dynamic_sane(log, &h))
 			return KMSG_FILE_REPAIRED;
 	}
 	return KMSG_FILE_SAME;

@@ -285,6 +285,8 @@ static int end_gap(struct kmsg_reader *r, uint64_t tail, struct kmsg_record *rec
 	return 1;
 }
 
+static uint64_t resync(const struct kmsg_reader *r, uint64_t head, uint64_t tail);
+
 /*
  * The unjoined step: the next valid published record, copied into r->buf.
  * Returns 1, or 0 at the end of the published records.
@@ -295,6 +297,10 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 	const struct kmsg_hdr *h = log->hdr;
 	const uint64_t D = log->data_size;
 
+	/* The file written over with another log (cp or dd onto it): none
+	 * of its records is this log's. */
+	if (memcmp(h->ring_id, log->ring_id, sizeof(log->ring_id)) != 0)
+		return KMSG_ECHANGED;
 	for (;;) {
 		uint64_t pos = r->pos, head, tail, len, phys = ring_phys_near(log, &r->at_pos, &r->at_phys, pos);
 		uint32_t crc = 0;
@@ -307,12 +313,16 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 			pos += D - phys;
 			phys = 0;
 		}
-		if (pos >= tail) {
+		if (pos > ring_norm(log, tail) && r->expect_known) {
 			/* Beyond the end: the end moved back under the reader
 			 * (a writer rebuilt the header of a log cut short or
-			 * torn, dropping records it had not read).  It waits
-			 * at the new end, and what is gone is a gap. */
-			r->pos = pos > ring_norm(log, tail) ? tail : pos;
+			 * torn, dropping records it had not read). */
+			r->pos = resync(r, head, tail);
+			r->in_damage = 1;
+			continue;
+		}
+		if (pos >= tail) {
+			r->pos = pos;
 			return end_gap(r, tail, rec);
 		}
 		if (pos < head) {
@@ -339,8 +349,16 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 			}
 		}
 		if (!len || rec_crc_finish(crc, hd.seq, hd.pos, hd.len) != hd.crc) { /* R3 */
+			uint64_t to = pos + REC_ALIGN;
+			/* The first bad record of a stretch: on at the record
+			 * expected, wherever it lies (see resync()). */
+			if (!r->in_damage && r->expect_known) {
+				uint64_t at = resync(r, head, tail);
+				if (at != pos)
+					to = at;
+			}
 			r->in_damage = 1;
-			r->pos = pos + REC_ALIGN;
+			r->pos = to;
 			continue;
 		}
 		if (hd.flags & REC_PAD) {
@@ -737,6 +755,50 @@ static int find_record(const struct kmsg_log *log, uint64_t from, uint64_t limit
 }
 
 /*
+ * Bisects [head, tail) by position for the first valid record whose key
+ * (seq or real time) is >= want: its position and number, or tail.  Keys
+ * grow with position, so O(log n) probes.  Racing writers can make it
+ * miss (the caller re-checks head).
+ */
+static uint64_t bisect(const struct kmsg_log *log, uint64_t head, uint64_t tail,
+		       int by_time, uint64_t want_seq, int64_t want_ns, uint64_t *seq)
+{
+	uint64_t lo = head, hi = tail, best = tail;
+
+	/* Invariant: every record before lo is before the key; the answer
+	 * is best or a record in [lo, hi). */
+	while (lo < hi) {
+		uint64_t mid = lo + ((hi - lo) / 2 & ~(uint64_t)(REC_ALIGN - 1)), at;
+		struct rec_hdr hd;
+		if (!find_record(log, mid, hi, &at, &hd)) {
+			hi = mid;
+		} else if (by_time ? hd.real_ns < want_ns : hd.seq < want_seq) {
+			lo = at + hd.len;
+		} else {
+			best = at;
+			*seq = hd.seq;
+			hi = at;
+		}
+	}
+	return best;
+}
+
+/*
+ * Where a reader that lost its place should go on: at the first valid
+ * record numbered at least the one it expects.  A damaged stretch is then
+ * crossed in one step, not 8 bytes at a time; and when a writer rebuilt
+ * the header of a log cut short or torn, the reader's position may lie
+ * past the new end or inside records written there since, which it finds
+ * behind it.  Returns the position (the end if none is found).
+ */
+static uint64_t resync(const struct kmsg_reader *r, uint64_t head, uint64_t tail)
+{
+	uint64_t seq;
+
+	return bisect(r->log, head, tail, 0, r->expect, 0, &seq);
+}
+
+/*
  * Places the reader at pos, where the record numbered seq is, expecting
  * the number expect (at most seq): numbers between them are gone already,
  * and show on the first record, as lost if evicted (pos is the oldest
@@ -767,32 +829,16 @@ static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
 	const struct kmsg_hdr *h = r->log->hdr;
 
 	for (int attempt = 0; attempt < 16; attempt++) {
-		uint64_t head, tail, now_tail, lo, hi, best, best_seq, end;
+		uint64_t head, tail, now_tail, best, best_seq = 0, end;
 		int err = end_seq(r->log, &tail, &end);
 
 		if (!err)
 			err = load_window(r->log, &head, &now_tail);
 		if (err)
 			return err;
-		lo = head;
-		hi = best = tail;
-		best_seq = end;
-
-		/* Invariant: every record before lo is before the key; the
-		 * answer is best or a record in [lo, hi). */
-		while (lo < hi) {
-			uint64_t mid = lo + ((hi - lo) / 2 & ~(uint64_t)(REC_ALIGN - 1)), at;
-			struct rec_hdr hd;
-			if (!find_record(r->log, mid, hi, &at, &hd)) {
-				hi = mid;
-			} else if (by_time ? hd.real_ns < want_ns : hd.seq < want_seq) {
-				lo = at + hd.len;
-			} else {
-				best = at;
-				best_seq = hd.seq;
-				hi = at;
-			}
-		}
+		best = bisect(r->log, head, tail, by_time, want_seq, want_ns, &best_seq);
+		if (best == tail)
+			best_seq = end;
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&h->head, memory_order_relaxed) <= best) {
 			uint64_t first = tail;

@@ -44,6 +44,7 @@ enum {
 	KMSG_ESEQ      = -1008, /* the sequence or position space is exhausted */
 	KMSG_ESIZE     = -1009, /* a requested log size is out of range */
 	KMSG_EINVAL    = -1010, /* an argument is invalid (NULL, bad flag, ...) */
+	KMSG_ECHANGED  = -1011, /* the file now holds another log (written over) */
 };
 
 /* Returns a static English description of any code this library returns. */
@@ -135,6 +136,8 @@ enum kmsg_file_change {
 	KMSG_FILE_REPAIRED = 4, /* the header was damaged when a reader opened
 	                           it (it read through a copy of its own) and
 	                           a writer has repaired it since */
+	KMSG_FILE_REWRITTEN = 5, /* the same file now holds another log (cp or
+	                           dd over it): the mapping shows that one */
 };
 
 /*
@@ -142,7 +145,10 @@ enum kmsg_file_change {
  * long-lived reader (kmsg follow) that wants to notice, as tail -F does,
  * a log that was removed, replaced or resized under it and open it again.
  * Returns a kmsg_file_change, or a negative code if path cannot be looked
- * at for another reason.  Costs two system calls.
+ * at for another reason.  Costs three system calls.  After GONE or
+ * REPLACED the old file is still there to read to its end (it stays
+ * while mapped); after RESIZED or REWRITTEN it is not: reading through
+ * the old mapping may find pages past the file's end.
  */
 int kmsg_log_file_changed(struct kmsg_log *log, const char *path);
 
@@ -337,8 +343,9 @@ int kmsg_reader_seek_time(struct kmsg_reader *r, int64_t real_ns);
  * follows them (the end of a log cut short, or damaged at its end) are
  * returned as a record flagged KMSG_GAP: no text, no fields, seq the
  * number the next record will have, the count in lost or damaged.  Every
- * gap is reported once, in one of these two ways.  Never blocks and never
- * writes.
+ * gap is reported once, in one of these two ways.  KMSG_ECHANGED if the
+ * file was written over with another log since it was opened.  Never
+ * blocks and never writes.
  *
  * A joining reader holds back fragments until their caller's line is
  * complete (see KMSG_FRAGMENT and KMSG_BEGIN) and returns the joined line,
