@@ -50,8 +50,26 @@ const struct poptOption follow_options[] = {
 	POPT_TABLEEND
 };
 
-static volatile sig_atomic_t stop, waiting;
-static sigjmp_buf wake;
+static volatile sig_atomic_t stop, waiting, bus_armed;
+static sigjmp_buf wake, bus;
+
+/*
+ * A file cut short under the mapping raises SIGBUS on the next access to
+ * a page past its end.  While the loop reads the log, that is news about
+ * the file, not a crash: back to the loop, which opens the file again.
+ * Anywhere else it is what it always is.  Nothing the reading was doing
+ * holds a lock or half-written state that outlives the reader, which is
+ * thrown away.
+ */
+static void on_bus(int sig)
+{
+	if (bus_armed) {
+		bus_armed = 0;
+		siglongjmp(bus, 1);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
 
 /*
  * Asks the loop to end.  If it is asleep in (or just about to enter) the
@@ -102,8 +120,10 @@ static void setup_signals(void)
 	pthread_t t;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
+	sa.sa_handler = on_bus;
 	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	sa.sa_handler = on_signal;
 	sigemptyset(&set);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		sigaction(sigs[i], &sa, NULL);
@@ -295,28 +315,34 @@ static int open_followed(int fail_now, int again)
  * removed, replaced (mv, a new log) or resized (cut short, restored) is
  * said on stderr and opened again.  The same log (its ring id) goes on
  * from where the follower was, reporting what went missing; another log
- * is followed from its oldest record.  Returns 0, or an exit status.
+ * is followed from its oldest record.  change, if not 0, is a change the
+ * reader found itself (KMSG_FILE_REWRITTEN).  Returns 0, or an exit status.
  */
-static int check_path(struct output *o, int *read_err)
+static int check_path(struct output *o, int *read_err, int change)
 {
 	int64_t now = cli_now_ns(CLOCK_MONOTONIC);
 	uint64_t at;
 	uint8_t old_id[16];
-	int change, rc, same;
+	int rc, same;
 
-	if (now < fl.next_check_ns)
-		return 0;
-	fl.next_check_ns = now + (int64_t)CHECK_MS * 1000000;
-	change = kmsg_log_file_changed(fl.log, fl.path);
+	if (!change) {
+		if (now < fl.next_check_ns)
+			return 0;
+		fl.next_check_ns = now + (int64_t)CHECK_MS * 1000000;
+		change = kmsg_log_file_changed(fl.log, fl.path);
+	}
 	if (change <= KMSG_FILE_SAME)
 		return 0;  /* unchanged, or cannot tell: keep following */
-	/* What the old file still shows first. */
-	kmsg_reader_flush(fl.r, INT64_MAX);
-	rc = drain(o, read_err);
-	if (rc == 0)
-		rc = out_flush(o);
-	if (rc < 0)
-		return *read_err ? (cli_lib_error(fl.path, rc), EXIT_FAIL) : out_fail(o, rc);
+	/* What the old file still shows first, if it is still there: a file
+	 * resized or rewritten in place may now end before the mapping. */
+	if (change == KMSG_FILE_GONE || change == KMSG_FILE_REPLACED) {
+		kmsg_reader_flush(fl.r, INT64_MAX);
+		rc = drain(o, read_err);
+		if (rc == 0)
+			rc = out_flush(o);
+		if (rc < 0)
+			return *read_err ? (cli_lib_error(fl.path, rc), EXIT_FAIL) : out_fail(o, rc);
+	}
 	at = kmsg_reader_position(fl.r);
 	memcpy(old_id, fl.ring_id, sizeof(old_id));
 	if (change == KMSG_FILE_GONE)
@@ -331,6 +357,7 @@ static int check_path(struct output *o, int *read_err)
 	same = !memcmp(old_id, fl.ring_id, sizeof(old_id));
 	cli_error(fl.path, "%s; %s", change == KMSG_FILE_GONE ? "back" :
 		  change == KMSG_FILE_REPLACED ? "replaced by another file" :
+		  change == KMSG_FILE_REWRITTEN ? "written over with another log" :
 		  change == KMSG_FILE_REPAIRED ? "its damaged header was repaired by a writer" :
 		  "the file changed size (cut short, or restored by a writer)",
 		  same ? "the same log: going on where it was" :
@@ -355,11 +382,23 @@ static int check_path(struct output *o, int *read_err)
  */
 static int follow_loop(struct output *o)
 {
-	int rc, timed_out = 0, maybe_pending = 1, read_err = 0;
-	int64_t activity, now;
+	/* static: kept across a jump back from on_bus() */
+	static int rc, timed_out, maybe_pending, read_err;
+	static int64_t activity, now;
 
+	timed_out = read_err = 0;
+	maybe_pending = 1;
 	activity = cli_now_ns(CLOCK_MONOTONIC);
 	fl.next_check_ns = activity + (int64_t)CHECK_MS * 1000000;
+	if (sigsetjmp(bus, 1)) {
+		/* the file ended before the mapping: open it again, as
+		 * when the next look at the path finds it resized */
+		read_err = 0;
+		rc = check_path(o, &read_err, KMSG_FILE_RESIZED);
+		if (rc)
+			return rc;
+	}
+	bus_armed = 1;
 	for (;;) {
 		int64_t due;
 		int timeout;
@@ -371,6 +410,16 @@ static int follow_loop(struct output *o)
 		rc = drain(o, &read_err);
 		if (rc == 0)
 			rc = out_flush(o);
+		if (rc == KMSG_ECHANGED && read_err) {
+			/* written over under us: the new log from its start */
+			read_err = 0;
+			rc = out_flush(o);
+			if (rc == 0)
+				rc = check_path(o, &read_err, KMSG_FILE_REWRITTEN);
+			if (rc)
+				return rc < 0 ? out_fail(o, rc) : rc;
+			continue;
+		}
 		if (rc < 0 && read_err) {
 			out_flush(o);
 			cli_lib_error(fl.path, rc);
@@ -409,7 +458,7 @@ static int follow_loop(struct output *o)
 			maybe_pending = 1;
 			activity = cli_now_ns(CLOCK_MONOTONIC);
 		}
-		rc = check_path(o, &read_err);
+		rc = check_path(o, &read_err, 0);
 		if (rc)
 			return rc;
 	}

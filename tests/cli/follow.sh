@@ -256,6 +256,45 @@ wait_for "after the repair" "$T/f.out" 5 || fail "follow went quiet after the re
 wait_for "and on" "$T/f.out" 5 || fail "follow went quiet after the repair"
 stop_follow INT
 
+# follow_then_cut LOG: 500 records, a follower that has shown the last, then
+# the file cut to 8 KiB under it.
+follow_then_cut() {
+    seq 1 500 | "$KMSG" emit -F "$1" --log-size 64K
+    start_follow -F "$1" -t -n 1
+    wait_for "^500$" "$T/f.out" || fail "no history"
+    truncate -s 8192 "$1"
+}
+
+case_ "truncated under an idle follower: no crash, and it goes on after the repair"
+U=$T/trunc
+follow_then_cut "$U"
+sleep 1.5
+kill -0 $fpid 2>/dev/null && ok || fail "the follower died (SIGBUS?)"
+"$KMSG" emit -F "$U" "after the cut"
+wait_for "after the cut" "$T/f.out" 5 || fail "went quiet"
+stop_follow INT
+
+case_ "truncated and repaired at once: the records written meanwhile all show"
+V=$T/quick
+follow_then_cut "$V"; "$KMSG" emit -F "$V" imm1; "$KMSG" emit -F "$V" imm2
+"$KMSG" emit -F "$V" later
+wait_for "later" "$T/f.out" 5 || fail "went quiet"
+stop_follow INT
+expect_eq "500|imm1|imm2|later" "$(paste -sd'|' "$T/f.out")"
+
+case_ "another log copied over the followed one: said, and followed from its start"
+X=$T/cpa; Y=$T/cpb
+"$KMSG" emit -F "$X" a1; "$KMSG" emit -F "$Y" o1; "$KMSG" emit -F "$Y" o2
+start_follow -F "$X" -t -n all
+wait_for "a1" "$T/f.out" || fail "no history"
+cp "$Y" "$X"
+"$KMSG" emit -F "$X" d1
+wait_for "d1" "$T/f.out" 5 || fail "went quiet"
+stop_follow INT
+expect_eq "a1|o1|o2|d1" "$(paste -sd'|' "$T/f.out")"
+# caught while cp wrote it (cut short, not yet a log), or after
+expect_grep "another log: following it from its oldest record" "$T/f.err"
+
 case_ "errors"
 expect_status 1 "$KMSG" follow -F - 
 expect_grep "needs a live log file" "$T/err"
