@@ -60,6 +60,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /*
@@ -203,6 +204,7 @@ struct emit_opts {
 struct script {
 	uint32_t caller;       /* the identity records are written under */
 	int continues;         /* the first message continues an open line */
+	int no_line;           /* --cont, but no line is open */
 };
 
 /* What every message needs, set up once; only text, priority and flags vary. */
@@ -217,6 +219,7 @@ struct emitter {
 	int skip_empty, prio_prefix, echo, split;
 	int fragment_last;        /* --no-newline: the run's last message stays open */
 	int continues;            /* the next message continues the script's line */
+	int no_line;              /* say, at the first message, that --cont found none */
 	const struct kmsg_field *fields; /* the tag's and --field's */
 	size_t nfields;
 	int tag_field;            /* the last field is the tag's SYSLOG_IDENTIFIER */
@@ -337,6 +340,12 @@ static int emit_part(struct emitter *em, const char *name, unsigned long long li
 		}
 		if (len == 0 && end && em->skip_empty)
 			return MSG_OK;
+		if (em->no_line) {
+			cli_error("--cont", "no line left open by this script (with "
+				  "--no-newline) to continue; the message is written as a "
+				  "line of its own");
+			em->no_line = 0;
+		}
 		/* A continuation carries neither the tag nor its field: the
 		 * start of the line has them. */
 		if (!em->continues)
@@ -588,6 +597,26 @@ static int64_t proc_start_ns(pid_t pid)
 	       (int64_t)(ticks % (unsigned long long)hz) * (1000000000 / hz);
 }
 
+/*
+ * The caller id of the script whose process id is pid.  Process ids are
+ * those of the pid namespace kmsg runs in: two containers writing one log
+ * both have a pid 1.  Outside the initial namespace (whose inode is fixed,
+ * PROC_PID_INIT_INO) the id is mixed with the namespace's inode and has
+ * its top bit set, which no process id of the initial namespace has.
+ */
+static uint32_t script_id(pid_t pid)
+{
+	static int64_t ns = -1;
+	struct stat st;
+
+	if (ns < 0)
+		ns = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != 0xEFFFFFFCu
+		     ? (int64_t)st.st_ino : 0;
+	if (ns == 0)
+		return (uint32_t)pid;
+	return ((uint32_t)pid ^ ((uint32_t)ns * 0x9E3779B1u)) | 0x80000000u;
+}
+
 /* One caller whose open line may be continued: who, and since when a
  * line of it counts (in this boot). */
 struct candidate {
@@ -595,6 +624,7 @@ struct candidate {
 	int64_t since_ns;      /* CLOCK_BOOTTIME; INT64_MIN: any time */
 	int found;             /* its newest record was seen */
 	int open;              /* and it left the line open */
+	uint64_t seq;          /* that record's number */
 };
 
 /*
@@ -635,16 +665,16 @@ static int find_open_lines(struct kmsg_log *log, struct candidate *c, size_t nc)
 					continue;
 				newest[i].found = 1;
 				newest[i].open = (rec.flags & KMSG_FRAGMENT) != 0;
+				newest[i].seq = rec.seq;
 			}
 		}
 		if (rc < 0)
 			break;
 		rc = 0;
 		for (size_t i = 0; i < nc && i < 2; i++) {
-			if (newest[i].found && !c[i].found) {
-				c[i].found = 1;
-				c[i].open = newest[i].open;
-			}
+			if (newest[i].found && !c[i].found)
+				c[i] = (struct candidate){ c[i].caller, c[i].since_ns, 1,
+							   newest[i].open, newest[i].seq };
 			if (!c[i].found && c[i].since_ns < since)
 				since = c[i].since_ns;
 		}
@@ -672,7 +702,7 @@ static int find_script(struct script *s, struct kmsg_log *log, const char *path,
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	s->caller = caller_opt ? caller_opt : (uint32_t)parent;
+	s->caller = caller_opt ? caller_opt : script_id(parent);
 	if (caller_opt) {
 		if (!cont)
 			return 0;
@@ -683,10 +713,10 @@ static int find_script(struct script *s, struct kmsg_log *log, const char *path,
 		 * hundred records, all older than this process: a few
 		 * microseconds. */
 		int64_t start = proc_start_ns(self);
-		c[nc++] = (struct candidate){ (uint32_t)self, start < 0 ? INT64_MIN : start, 0, 0 };
+		c[nc++] = (struct candidate){ script_id(self), start < 0 ? INT64_MIN : start, 0, 0 };
 		if (cont) {
 			int64_t pstart = proc_start_ns(parent);
-			c[nc++] = (struct candidate){ (uint32_t)parent,
+			c[nc++] = (struct candidate){ script_id(parent),
 						      pstart < 0 ? INT64_MIN : pstart, 0, 0 };
 		}
 	}
@@ -697,16 +727,20 @@ static int find_script(struct script *s, struct kmsg_log *log, const char *path,
 	}
 	for (size_t i = 0; i < nc; i++) {
 		if (c[i].open) {
+			struct kmsg_stat st;
 			/* --cont continues it; any other message is written
 			 * under the same identity, so that it ends it */
 			s->caller = c[i].caller;
 			s->continues = cont;
+			if (cont && kmsg_log_stat(&st, log) == 0 && st.next_seq - c[i].seq > 4096)
+				cli_error("--cont", "the line was left open %llu records ago: "
+					  "kmsg read holds at most 4096 lines behind an open one, "
+					  "and shows its parts apart", (unsigned long long)
+					  (st.next_seq - c[i].seq));
 			return 0;
 		}
 	}
-	if (cont)
-		cli_error("--cont", "no line left open by this script (with --no-newline) "
-			  "to continue; the message is written as a line of its own");
+	s->no_line = cont;  /* said with the first message, if one comes */
 	return 0;
 }
 
@@ -1057,6 +1091,7 @@ int cmd_emit(int argc, const char **argv)
 	em.entry.caller = script.caller;
 	em.entry.pid = id;
 	em.continues = script.continues;
+	em.no_line = script.no_line;
 	em.skip_empty = o.skip_empty;
 	em.prio_prefix = o.prio_prefix;
 	em.fragment_last = o.no_newline;

@@ -327,16 +327,27 @@ expect_grep "no line left open" "$T/err"
 
 case_ "a reused pid does not continue a dead script's line"
 fresh
-# Each script is pid 1 of a pid namespace of its own: the second has the
-# first one's pid, but started after its line was written.
+# In a pid namespace of its own, the second script is given the first one's
+# pid (ns_last_pid), but starts after the first one's line was written.
 if unshare -rpfm --mount-proc true 2>/dev/null; then
-	unshare -rpfm --mount-proc bash -c "\"$KMSG\" emit --no-newline 'dead-open '; :"
-	sleep 0.05
-	unshare -rpfm --mount-proc bash -c "\"$KMSG\" emit --cont 'stranger'; :" 2>"$T/err"
-	expect_eq "dead-open |stranger" "$(joined)"
+	unshare -rpfm --mount-proc bash -c "
+		bash -c 'echo \$\$ >\"$T/pid\"; \"$KMSG\" emit --no-newline dead-open; :'
+		sleep 0.1
+		echo \$(( \$(cat \"$T/pid\") - 1 )) >/proc/sys/kernel/ns_last_pid
+		bash -c 'echo \$\$ >\"$T/pid2\"; \"$KMSG\" emit --cont stranger; :'
+		:" 2>"$T/err"
+	expect_eq "$(cat "$T/pid")" "$(cat "$T/pid2")" "the pid was reused"
+	expect_eq "dead-open|stranger" "$(joined)"
 	expect_grep "no line left open" "$T/err"
+
+	case_ "two pid namespaces' scripts of the same pid never join"
+	fresh
+	unshare -rpfm --mount-proc bash -c "sleep 0.6; \"$KMSG\" emit --cont B-stranger; :" 2>"$T/err" &
+	unshare -rpfm --mount-proc bash -c "\"$KMSG\" emit --no-newline 'A-open '; sleep 1; \"$KMSG\" emit --cont A-cont; :"
+	wait
+	expect_eq "A-open A-cont|B-stranger" "$(joined)"
 else
-	fail "unshare cannot make a pid namespace here: the pid reuse case did not run"
+	fail "unshare cannot make a pid namespace here: the pid reuse cases did not run"
 fi
 
 case_ "the tag and -i are not repeated inside a joined line"
