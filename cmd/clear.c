@@ -6,6 +6,8 @@
  */
 #include "output.h"
 
+#include <errno.h>
+
 #include <stdio.h>
 
 static const char *file_opt;
@@ -35,7 +37,11 @@ int cmd_clear(int argc, const char **argv)
 		goto out;
 	/* say what the file is rather than "not a kmsg log file" */
 	kind = src_detect(path);
-	if (kind == SRC_DUMP || kind == SRC_TEXT) {
+	if (kind == -EISDIR) {
+		cli_error(path, "is a directory");
+		goto out;
+	}
+	if (kind == SRC_DUMP || kind == SRC_TEXT || kind == SRC_BINARY) {
 		cli_error(path, "is %s, which cannot be cleared",
 			  kind == SRC_DUMP ? "a kmsg dump" : "not a kmsg log");
 		goto out;

@@ -114,6 +114,10 @@ int cmd_dump(int argc, const char **argv)
 	if (path == NULL)
 		goto out;
 	rc = src_open(&src, path);
+	if (rc == -EISDIR) {
+		cli_error(src.name, "is a directory");
+		goto out;
+	}
 	if (rc == -ENOTTY || (rc < 0 && strcmp(path, "-") == 0)) {
 		cli_error(src.name, "%s", rc == -ENOTTY ? "is a terminal; --file - "
 			  "reads a log from a pipe" : strerror(-rc));

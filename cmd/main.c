@@ -88,8 +88,14 @@ static int list_options(int argc, const char **argv)
 {
 	const struct kmsg_cmd *c;
 
-	if (argc != 3) {
-		cli_error("options", "takes one command: kmsg options COMMAND");
+	if (argc == 3 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
+		printf("Usage: kmsg options COMMAND\n\nPrints one line per option of "
+		       "COMMAND: its short form (or -), long form (or ---), and -, arg "
+		       "or optarg.\n");
+		return EXIT_OK;
+	}
+	if (argc != 3 || argv[2][0] == '-') {
+		cli_error("options", "takes one command: kmsg options COMMAND (see 'kmsg --help')");
 		return EXIT_USAGE;
 	}
 	c = find(argv[2]);
@@ -118,7 +124,8 @@ int main(int argc, const char **argv)
 			const struct kmsg_cmd *c = find(argv[2]);
 			if (c)
 				return run(c, 2, sub);
-			if (!strcmp(argv[2], "help") || !strcmp(argv[2], "options")) {
+			if (!strcmp(argv[2], "help") || !strcmp(argv[2], "options") ||
+			    !strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")) {
 				usage(stdout);
 				return EXIT_OK;
 			}

@@ -350,47 +350,6 @@ const struct poptOption output_human_options[] = {
 
 static const char log_magic[8] = "KMSGRNG\x1a";
 
-int src_detect(const char *path)
-{
-	unsigned char head[8];
-	struct stat st;
-	ssize_t n;
-	size_t got = 0;
-	int fd, err = 0;
-
-	/* A pipe (-F -, -F /dev/stdin) can only be looked at by taking its
-	 * bytes, which would then be lost to the reading proper. */
-	if (strcmp(path, "-") == 0)
-		return SRC_TEXT;
-	if (stat(path, &st) < 0)
-		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	if (!S_ISREG(st.st_mode))
-		return SRC_TEXT;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (got < sizeof(head)) {
-		n = read(fd, head + got, sizeof(head) - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			err = -errno;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	if (err)
-		return err;
-	if (got == sizeof(head) && memcmp(head, log_magic, sizeof(head)) == 0)
-		return SRC_LOG;
-	if (got >= 2 && head[0] == 0x1f && head[1] == 0x8b)
-		return SRC_DUMP;
-	return SRC_TEXT;
-}
-
 /*
  * Bytes plain text has next to none of, dmesg's included (dmesg -r
  * escapes its own): NUL and the C0 controls but backspace, tab, newline,
@@ -458,6 +417,15 @@ static ssize_t read_full(int fd, unsigned char *p, size_t n, off_t off)
 	return (ssize_t)got;
 }
 
+/* A regular file whose last 128 bytes begin as a log header's copy does. */
+static int backup_magic(int fd, const struct stat *st)
+{
+	unsigned char m[8];
+
+	return st->st_size >= 4096 && st->st_size % 4096 == 0 &&
+	       read_full(fd, m, 8, st->st_size - 128) == 8 && memcmp(m, log_magic, 8) == 0;
+}
+
 int src_open(struct src *s, const char *path)
 {
 	unsigned char first[SRC_BLOCK];
@@ -499,6 +467,8 @@ int src_open(struct src *s, const char *path)
 		memcpy(s->head, first, (size_t)n); /* looked at, not handed back */
 	if (n >= 8 && memcmp(s->head, log_magic, 8) == 0)
 		s->kind = SRC_LOG;
+	else if (!s->stream && backup_magic(s->fd, &st))
+		s->kind = SRC_LOG;  /* its first page torn: the library reads the copy */
 	else if (n >= 2 && s->head[0] == 0x1f && s->head[1] == 0x8b)
 		s->kind = SRC_DUMP;
 	else if ((s->what = first_block_binary(s->head, (size_t)n)) != NULL)
@@ -570,6 +540,29 @@ ssize_t src_read(struct src *s, void *buf, size_t n)
 	}
 	s->off += (uint64_t)k;
 	return k;
+}
+
+int src_detect(const char *path)
+{
+	struct src s;
+	int rc, kind;
+
+	/* A pipe (-F -, -F /dev/stdin) can only be looked at by taking its
+	 * bytes, which would then be lost to the reading proper. */
+	struct stat st;
+
+	if (strcmp(path, "-") == 0)
+		return SRC_TEXT;
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return SRC_TEXT;
+	rc = src_open(&s, path);
+	kind = s.kind;
+	src_close(&s);
+	return rc < 0 ? rc : kind;
 }
 
 void src_close(struct src *s)

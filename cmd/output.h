@@ -32,8 +32,9 @@ enum src_kind {
 };
 
 /*
- * Looks at the start of path; what is not a regular file (a pipe, "-")
- * is text, unread: its bytes would be lost to the reading proper (see
+ * Looks at the start of path (and at its end, where a log keeps a copy of
+ * its header for when the first page is torn); what is not a regular file
+ * (a pipe, "-") is text, unread: its bytes would be lost to the reading proper (see
  * src_open() for commands that read such input).  Returns its kind, or
  * -errno if it cannot be opened or read, or is a directory (nothing
  * printed: callers report through cli_open_log() so every subcommand

@@ -586,6 +586,37 @@ expect_eq "$total" $(( n + missing )) "readable + reported = stat's records"
 "$KMSG" stat -F "$X" >"$T/out"
 expect_grep "^damaged: *$missing$" "$T/out"
 
+case_ "a repaired cut-short log is whole again: counted once, no rebuild at every open"
+Y=$T/repaired
+seq 1 2000 | "$KMSG" emit -F "$Y" --log-size 64K
+truncate -s 8192 "$Y"
+"$KMSG" emit -F "$Y" "the repair"
+d1=$("$KMSG" stat -F "$Y" | sed -n 's/^damaged: *//p')
+for i in 1 2 3; do "$KMSG" read -F "$Y" -c >/dev/null 2>"$T/err$i"; done
+"$KMSG" clear -F "$Y"
+expect_eq "$d1" "$("$KMSG" stat -F "$Y" | sed -n 's/^damaged: *//p')" "damaged after reads and a clear"
+expect_grep "damaged records skipped" "$T/err1"
+expect_eq "" "$(cat "$T/err2" "$T/err3")" "the gap said again by later read -c"
+# twenty writers at once: none waits for a rebuild, none fails
+for i in $(seq 20); do "$KMSG" emit -F "$Y" "w$i" & done 2>"$T/err"; wait
+expect_eq "" "$(cat "$T/err")" "writers' errors"
+expect_eq 20 "$("$KMSG" read -F "$Y" -t | grep -c '^w[0-9]*$')" "records of the twenty"
+
+case_ "one flipped byte in the clear mark hides nothing"
+Z=$T/clearflip
+seq 1 100 | "$KMSG" emit -F "$Z" --log-size 64K
+printf '\377' | dd of="$Z" bs=1 seek=161 conv=notrunc status=none
+expect_eq 100 "$("$KMSG" read -F "$Z" | wc -l)" "records shown by a reader"
+"$KMSG" emit -F "$Z" "after"
+expect_eq 101 "$("$KMSG" read -F "$Z" | wc -l)" "records shown after a writer came"
+
+case_ "a log whose first bytes are zeroed is read through its copy"
+M=$T/nomagic
+seq 1 100 | "$KMSG" emit -F "$M" --log-size 64K
+dd if=/dev/zero of="$M" bs=128 count=1 conv=notrunc status=none
+expect_eq 100 "$("$KMSG" read -F "$M" | wc -l)" "records"
+expect_grep "^records: *100$" <("$KMSG" stat -F "$M")
+
 case_ "a closed pipe (| head) is a quiet exit 0"
 P=$T/pipe
 seq 1 50000 | "$KMSG" emit -F "$P" --log-size 8M
