@@ -11,17 +11,27 @@
  * overtake the follower it says on stderr how many records it lost and
  * carries on.  SIGINT, SIGTERM and SIGHUP end it quietly with status 0,
  * after closing a JSON document; so does a closed output pipe.
+ *
+ * As tail -F, it keeps to the log's path.  inotify tells a watcher thread
+ * when the file or its name changes (removed, renamed, replaced, resized,
+ * written over), and the thread wakes the main one with SIGURG; so an
+ * idle follower still sleeps.  Where inotify cannot watch, the path is
+ * looked at every CHECK_MS instead.  Appends through the mapping raise no
+ * inotify event, so once records come the path is also looked at
+ * CHECK_MS later (a writer may have repaired a damaged header).
  */
 #define _GNU_SOURCE
 #include "output.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +39,9 @@
 #define DEFAULT_LINES 10
 #define CHECK_MS 1000 /* how often the path is looked at, as tail -F does */
 #define STOPPED (-1)  /* follow_loop(): a signal asked for the end */
+/* After inotify's word, the path is looked at this much later: a cp(1)
+ * over the log truncates it first, and a look then would see no log. */
+#define SETTLE_NS (100 * 1000000LL)
 
 static const char *file_opt, *lines_opt;
 static int fail_missing;
@@ -50,8 +63,21 @@ const struct poptOption follow_options[] = {
 	POPT_TABLEEND
 };
 
-static volatile sig_atomic_t stop, waiting, bus_armed;
-static sigjmp_buf wake, bus;
+static volatile sig_atomic_t stop, waiting, bus_armed, news, waiting_news;
+static sigjmp_buf wake, bus, news_jmp;
+
+/*
+ * The path's watch: an inotify descriptor with a watch on the directory
+ * (for the log's name) and one on the file.  fd, dir_wd and name are set
+ * before the watcher thread starts and stay; file_wd and active belong to
+ * the main thread.  Not active (inotify cannot watch here, or the thread
+ * did not start): the path is polled.
+ */
+static struct {
+	int fd, dir_wd, file_wd, active;
+	const char *name;  /* the log's name in its directory */
+	pthread_t main;
+} watch = { -1, -1, -1, 0, NULL, 0 };
 
 /*
  * A file cut short under the mapping raises SIGBUS on the next access to
@@ -88,32 +114,134 @@ static void on_signal(int sig)
 }
 
 /*
- * Sleeps until the reader of our output pipe goes away (the write end then
- * reports POLLERR), then ends the process: the follower itself may be
- * asleep on the futex for hours and would only notice at its next write.
+ * SIGURG from the watcher thread: the path changed.  Out of the wait at
+ * once, as on_signal() does and for the same reason; elsewhere the flag
+ * is enough (a nap is cut short by the signal itself).
  */
-static void *watch_pipe(void *arg)
+static void on_news(int sig)
 {
-	struct pollfd p = { .fd = STDOUT_FILENO, .events = 0 };
+	(void)sig;
+	news = 1;
+	if (waiting_news) {
+		waiting_news = waiting = 0;
+		siglongjmp(news_jmp, 1);
+	}
+}
 
-	(void)arg;
+/*
+ * Reads the inotify events there are; returns 1 if one of them is about
+ * the log (its file, or its name in the directory).
+ */
+static int read_events(void)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int about = 0;
+	ssize_t n;
+
+	while ((n = read(watch.fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const void *)p;
+
+			if (ev->wd != watch.dir_wd ||
+			    (ev->len && !strcmp(ev->name, watch.name)))
+				about = 1;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return about;
+}
+
+/*
+ * The watcher thread.  Sleeps until the reader of our output pipe goes
+ * away (the write end then reports POLLERR), then ends the process: the
+ * follower itself may be asleep on the futex for hours and would only
+ * notice at its next write.  And when inotify says the path changed, it
+ * wakes the main thread.
+ */
+static void *watcher(void *arg)
+{
+	struct pollfd p[2] = {
+		{ .fd = *(int *)arg ? STDOUT_FILENO : -1, .events = 0 },
+		{ .fd = watch.fd, .events = POLLIN },
+	};
+
 	for (;;) {
-		if (poll(&p, 1, -1) < 0 && errno == EINTR)
-			continue;
-		if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return NULL;
+		}
+		if (p[0].revents & (POLLERR | POLLHUP | POLLNVAL))
 			_exit(EXIT_OK);
+		if ((p[1].revents & POLLIN) && read_events())
+			pthread_kill(watch.main, SIGURG);
 	}
 	return NULL;
 }
 
 /*
- * Installs the handlers (no SA_RESTART: the wait must return -EINTR) and,
- * when stdout is a pipe or socket, the pipe watcher, which blocks these
- * signals so that they reach the main thread.
+ * Starts watching the directory of path with inotify, quietly leaving
+ * watch.fd -1 (the path is polled then) where that fails.
  */
-static void setup_signals(void)
+static void watch_start(const char *path)
+{
+	static char dir[4096];
+	const char *slash = strrchr(path, '/');
+
+	watch.name = slash ? slash + 1 : path;
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == path)
+		strcpy(dir, "/");
+	else if ((size_t)(slash - path) < sizeof(dir))
+		memcpy(dir, path, (size_t)(slash - path)), dir[slash - path] = '\0';
+	else
+		return;
+	if (!*watch.name)
+		return;
+	watch.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (watch.fd < 0)
+		return;
+	watch.dir_wd = inotify_add_watch(watch.fd, dir, IN_CREATE | IN_DELETE |
+					 IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR);
+	if (watch.dir_wd < 0) {
+		close(watch.fd);
+		watch.fd = -1;
+	}
+	watch.active = watch.fd >= 0;
+}
+
+/*
+ * Watches the file now at path, in place of the one before: its
+ * size, its content written over (cp, dd: both write(2)), its removal
+ * or rename.  The watch goes where the path leads, so a new file there
+ * is watched.  If that fails, the path is polled from now on.
+ */
+static void watch_file(const char *path)
+{
+	if (!watch.active)
+		return;
+	if (watch.file_wd >= 0)
+		inotify_rm_watch(watch.fd, watch.file_wd);
+	watch.file_wd = inotify_add_watch(watch.fd, path, IN_MODIFY | IN_ATTRIB |
+					  IN_DELETE_SELF | IN_MOVE_SELF);
+	if (watch.file_wd < 0) {
+		/* the thread goes on draining what still comes */
+		inotify_rm_watch(watch.fd, watch.dir_wd);
+		watch.active = 0;
+	}
+}
+
+/*
+ * Installs the handlers (no SA_RESTART: the wait must return -EINTR),
+ * starts the path's watch and, when stdout is a pipe or socket or there
+ * is a watch, the watcher thread, which blocks these signals so that they
+ * reach the main thread.
+ */
+static void setup_signals(const char *path)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	static int pipe_out;
 	struct sigaction sa;
 	struct stat st;
 	sigset_t set, old;
@@ -123,18 +251,26 @@ static void setup_signals(void)
 	sa.sa_handler = on_bus;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, NULL);
+	sa.sa_handler = on_news;
+	sigaction(SIGURG, &sa, NULL);
 	sa.sa_handler = on_signal;
 	sigemptyset(&set);
+	sigaddset(&set, SIGURG);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		sigaction(sigs[i], &sa, NULL);
 		sigaddset(&set, sigs[i]);
 	}
-	if (fstat(STDOUT_FILENO, &st) < 0 ||
-	    !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+	watch.main = pthread_self();
+	watch_start(path);
+	pipe_out = fstat(STDOUT_FILENO, &st) == 0 &&
+		   (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+	if (!pipe_out && watch.fd < 0)
 		return;
 	pthread_sigmask(SIG_BLOCK, &set, &old);
-	if (pthread_create(&t, NULL, watch_pipe, NULL) == 0)
+	if (pthread_create(&t, NULL, watcher, &pipe_out) == 0)
 		pthread_detach(t);
+	else
+		watch.active = 0;  /* nothing reads the events: poll the path */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -304,6 +440,7 @@ static int open_followed(int fail_now, int again)
 		return EXIT_FAIL;
 	}
 	memcpy(fl.ring_id, st.ring_id, sizeof(fl.ring_id));
+	watch_file(fl.path);
 	cli_cut_short(fl.path, &st);
 	if (said && !again)
 		cli_error(fl.path, "appeared; following it from its oldest record");
@@ -311,7 +448,7 @@ static int open_followed(int fail_now, int again)
 }
 
 /*
- * Looks at the path, at most once every CHECK_MS, as tail -F does: a log
+ * Looks at the path when it is due (see next_check()), as tail -F does: a log
  * removed, replaced (mv, a new log) or resized (cut short, restored) is
  * said on stderr and opened again.  The same log (its ring id) goes on
  * from where the follower was, reporting what went missing; another log
@@ -328,7 +465,7 @@ static int check_path(struct output *o, int *read_err, int change)
 	if (!change) {
 		if (now < fl.next_check_ns)
 			return 0;
-		fl.next_check_ns = now + (int64_t)CHECK_MS * 1000000;
+		fl.next_check_ns = watch.active ? INT64_MAX : now + (int64_t)CHECK_MS * 1000000;
 		change = kmsg_log_file_changed(fl.log, fl.path);
 	}
 	if (change <= KMSG_FILE_SAME)
@@ -398,6 +535,8 @@ static int follow_loop(struct output *o)
 		if (rc)
 			return rc;
 	}
+	if (sigsetjmp(news_jmp, 1))
+		waiting = waiting_news = 0;  /* out of the wait by on_news() */
 	bus_armed = 1;
 	for (;;) {
 		int64_t due;
@@ -431,8 +570,15 @@ static int follow_loop(struct output *o)
 			maybe_pending = 0;
 		if (stop)
 			return STOPPED;
-		/* The next thing due: the path's check; gaps held back; a
-		 * fragment among the records since the last quiet spell. */
+		/* The next thing due: the path's check (soon if the watcher
+		 * says it changed); gaps held back; a fragment among the
+		 * records since the last quiet spell. */
+		if (news) {
+			news = 0;
+			now = cli_now_ns(CLOCK_MONOTONIC) + SETTLE_NS;
+			if (now < fl.next_check_ns)
+				fl.next_check_ns = now;
+		}
 		due = fl.next_check_ns;
 		now = out_gaps_flush(o, 0);
 		if (now && now < due)
@@ -440,12 +586,14 @@ static int follow_loop(struct output *o)
 		if (maybe_pending && activity + OUT_FRAGMENT_WAIT_NS < due)
 			due = activity + OUT_FRAGMENT_WAIT_NS;
 		now = cli_now_ns(CLOCK_MONOTONIC);
-		timeout = due > now ? (int)((due - now + 999999) / 1000000) : 0;
-		waiting = 1;
+		timeout = due == INT64_MAX ? -1 :
+			  due - now > (int64_t)INT_MAX * 1000000 ? INT_MAX :
+			  due > now ? (int)((due - now + 999999) / 1000000) : 0;
+		waiting = waiting_news = 1;
 		if (stop)
 			return STOPPED;
-		rc = kmsg_reader_wait(fl.r, timeout);
-		waiting = 0;
+		rc = news ? 0 : kmsg_reader_wait(fl.r, timeout);
+		waiting = waiting_news = 0;
 		timed_out = rc == 0 && maybe_pending &&
 			    cli_now_ns(CLOCK_MONOTONIC) >= activity + OUT_FRAGMENT_WAIT_NS;
 		if (rc == -EINTR)
@@ -457,6 +605,9 @@ static int follow_loop(struct output *o)
 		if (rc == 1) {
 			maybe_pending = 1;
 			activity = cli_now_ns(CLOCK_MONOTONIC);
+			/* appends raise no inotify event: one look after them */
+			if (fl.next_check_ns == INT64_MAX)
+				fl.next_check_ns = activity + (int64_t)CHECK_MS * 1000000;
 		}
 		rc = check_path(o, &read_err, 0);
 		if (rc)
@@ -534,7 +685,7 @@ int cmd_follow(int argc, const char **argv)
 		goto out;
 	}
 	if (sigsetjmp(wake, 1) == 0) {
-		setup_signals();
+		setup_signals(fl.path);
 		status = open_followed(fail_missing, 0);
 		if (status)
 			goto stopped;

@@ -295,6 +295,22 @@ expect_eq "a1|o1|o2|d1" "$(paste -sd'|' "$T/f.out")"
 # caught while cp wrote it (cut short, not yet a log), or after
 expect_grep "another log: following it from its oldest record" "$T/f.err"
 
+case_ "an idle follower sleeps: it does not poll the path"
+# Voluntary context switches of all its threads over 3 s, once the one
+# timed wake (the fragment wait, 2 s after the start) is past.  Looking
+# at the path once a second would make three.
+"$KMSG" emit -F "$T/idle" x
+start_follow -F "$T/idle" -n 0
+sleep 2.5
+switches() { cat /proc/$fpid/task/*/status | awk '/^voluntary_ctxt_switches/ { s += $2 } END { print s }'; }
+a=$(switches); sleep 3; b=$(switches)
+[ $((b - a)) -le 1 ] && ok || fail "$((b - a)) wake-ups in 3 s"
+"$KMSG" emit -F "$T/idle" still-here
+wait_for "still-here" "$T/f.out" 5 || fail "no longer follows"
+rm "$T/idle"
+wait_for "removed" "$T/f.err" 5 || fail "did not notice the log removed"
+stop_follow INT
+
 case_ "errors"
 expect_status 1 "$KMSG" follow -F - 
 expect_grep "needs a live log file" "$T/err"
