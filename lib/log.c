@@ -164,14 +164,19 @@ unsigned log_fork_gen(void)
 	return atomic_load_explicit(&fork_gen, memory_order_relaxed);
 }
 
-/* 1 if the writer with this id still has its log open, 0 if it is gone. */
+/*
+ * 1 if the writer with this id still has its log open, 0 if it is gone.
+ * A writer holds a write lock on its byte; a read lock there is anyone
+ * with read permission pretending (the kernel lets both coexist with
+ * nothing but other read locks), so it says the writer is gone.
+ */
 int log_owner_alive(struct kmsg_log *log, uint64_t writer_id)
 {
 	struct flock fl = { .l_type = F_WRLCK };
 	if (ofd_lock(log->fd, F_OFD_GETLK, F_WRLCK,
 		     LOCK_WRITER_BASE + (writer_id & LOCK_WRITER_MASK), &fl) < 0)
 		return 1; /* cannot tell: assume alive, the wait bound still holds */
-	return fl.l_type != F_UNLCK;
+	return fl.l_type == F_WRLCK;
 }
 
 /* 1 if some reader is registered as a follower of the log. */

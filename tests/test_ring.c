@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,6 +378,36 @@ Test(ring, lock_of_a_dead_writer_is_taken_over_quickly)
 	uint64_t first, last;
 	cr_assert_eq(tu_count(log, &first, &last), 2);
 	cr_assert_eq(log->hdr->damaged, 0);
+	kmsg_log_close(log);
+}
+
+Test(ring, a_read_lock_on_a_dead_writers_byte_does_not_keep_it_alive)
+{
+	struct kmsg_log *log = tu_create("forged.log", 65536, 0);
+	char path[512];
+	snprintf(path, sizeof(path), "%s", tu_path("forged.log"));
+
+	tu_append(log, "first");
+	die_holding_lock(path, 0);
+	/* Anyone who may read the log can take a read lock on the dead
+	 * writer's byte, as if it were still there. */
+	uint64_t dead = atomic_load(&log->hdr->lock);
+	int fd = open(path, O_RDONLY);
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET,
+			    .l_start = (off_t)(LOCK_WRITER_BASE + (dead & LOCK_WRITER_MASK)),
+			    .l_len = 1 };
+	cr_assert_eq(fcntl(fd, F_OFD_SETLK, &fl), 0, "%s", strerror(errno));
+	uint64_t seq;
+	struct kmsg_entry e = KMSG_ENTRY_INIT;
+	e.text = "second";
+	e.text_len = 6;
+	/* taken over, not waited for as live (that ends in KMSG_EBUSY) */
+	cr_assert_eq(kmsg_log_append(&seq, log, &e), 0);
+	cr_assert_eq(seq, 2);
+	struct kmsg_stat st;
+	kmsg_log_stat(&st, log);
+	cr_assert_eq(st.takeovers, 1);
+	close(fd);
 	kmsg_log_close(log);
 }
 
