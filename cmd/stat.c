@@ -126,10 +126,23 @@ static void print_stat(const char *path, int is_dump, const struct kmsg_stat *st
 			       (unsigned long long)cut->readable);
 		printf(",\"next_seq\":%llu,\"clear_seq\":%llu,\"evicted\":%llu,"
 		       "\"damaged\":%llu,\"takeovers\":%llu,\"used\":%llu,"
-		       "\"used_percent\":%.1f}\n",
+		       "\"used_percent\":%.1f,\"seqnum_id\":\"%016llx\",\"seqnum_id_since\":%llu,"
+		       "\"prev_seqnum_id\":",
 		       (unsigned long long)st->next_seq, (unsigned long long)st->clear_seq,
 		       (unsigned long long)st->evicted, (unsigned long long)st->damaged,
-		       (unsigned long long)st->takeovers, (unsigned long long)st->used, pct);
+		       (unsigned long long)st->takeovers, (unsigned long long)st->used, pct,
+		       (unsigned long long)st->seq_id, (unsigned long long)st->seq_id_since);
+		if (st->prev_seq_id)
+			printf("\"%016llx\",\"prev_seqnum_id_since\":%llu",
+			       (unsigned long long)st->prev_seq_id,
+			       (unsigned long long)st->prev_seq_id_since);
+		else
+			printf("null,\"prev_seqnum_id_since\":null");
+		printf(",\"prev2_seqnum_id\":");
+		if (st->prev2_seq_id)
+			printf("\"%016llx\"}\n", (unsigned long long)st->prev2_seq_id);
+		else
+			printf("null}\n");
 		return;
 	}
 	human_size(sz, sizeof(sz), st->file_size);
@@ -163,6 +176,13 @@ static void print_stat(const char *path, int is_dump, const struct kmsg_stat *st
 	printf("evicted:     %llu\n", (unsigned long long)st->evicted);
 	printf("damaged:     %llu\n", (unsigned long long)st->damaged);
 	printf("takeovers:   %llu\n", (unsigned long long)st->takeovers);
+	printf("numbering:   %016llx since %llu\n", (unsigned long long)st->seq_id,
+	       (unsigned long long)st->seq_id_since);
+	if (st->prev_seq_id)
+		printf("before it:   %016llx since below %llu%s\n",
+		       (unsigned long long)st->prev_seq_id,
+		       (unsigned long long)st->prev_seq_id_since,
+		       st->prev2_seq_id ? ", and one more" : "");
 }
 
 int cmd_stat(int argc, const char **argv)

@@ -1007,6 +1007,7 @@ int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t hea
 	st->evicted = atomic_load(&h.evicted);
 	st->damaged = atomic_load(&h.damaged);
 	st->takeovers = atomic_load(&h.takeovers);
+	log_stat_numbering(st, &h);
 	st->first_seq = st->next_seq;
 	/* The oldest record's number is in the record: skip to it. */
 	phys = hd % D;

@@ -954,7 +954,7 @@ static int render_json(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	return (int)(p - f->buf);
 }
 
-/* prio,seq,ts_usec,flags;text and then " KEY=value" lines. */
+/* prio,seq,ts_usec,flags;text, then " KEY=value" lines and _SEQNUM_ID. */
 static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 {
 	struct kmsg_field fld;
@@ -993,6 +993,19 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	}
 	if (rc < 0)
 		return rc;
+	/* The numbering the sequence number is of (records parsed from
+	 * text have none), under a key no field can have: keys begin with
+	 * a capital letter. */
+	if (!rec->seq_id)
+		return (int)(p - f->buf);
+	p = ensure(f, p, sizeof(" _SEQNUM_ID=") + 17);
+	if (p == NULL)
+		return -ENOMEM;
+	memcpy(p, " _SEQNUM_ID=", 12);
+	p += 12;
+	for (int shift = 60; shift >= 0; shift -= 4)
+		*p++ = hex_digits[(rec->seq_id >> shift) & 15];
+	*p++ = '\n';
 	return (int)(p - f->buf);
 }
 

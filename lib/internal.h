@@ -60,7 +60,13 @@ struct kmsg_hdr {
 	uint32_t pad0;              /* 196 */
 	_Atomic uint64_t takeovers; /* 200 */
 	_Atomic uint64_t boot_id;   /* 208 boot of the last writer that opened */
-	uint8_t reserved1[40];      /* 216 */
+	/* The numbering's identity (see log_numbering()): 0 in a log made
+	 * before it existed, which then has the implicit one. */
+	_Atomic uint64_t seq_id;    /* 216 stored last when renewed */
+	_Atomic uint64_t seq_id_since;      /* 224 first number given under it */
+	_Atomic uint64_t prev_seq_id;       /* 232 the identity before it, or 0 */
+	_Atomic uint64_t prev_seq_id_since; /* 240 */
+	_Atomic uint64_t prev2_seq_id;      /* 248 the one before that, or 0 */
 };
 _Static_assert(sizeof(struct kmsg_hdr) == HDR_SIZE, "header layout");
 
@@ -155,7 +161,14 @@ struct kmsg_log {
 	int64_t follower_since_ns;
 };
 
+/* The numbering's identity and the two before it, read whole. */
+struct numbering {
+	uint64_t id, since, prev_id, prev_since, prev2_id;
+};
+
 /* log.c */
+void log_numbering(const struct kmsg_hdr *h, struct numbering *n);
+void log_stat_numbering(struct kmsg_stat *st, const struct kmsg_hdr *h);
 /* Opens the log on fd as kmsg_log_open() does; on success the log owns fd. */
 int log_open_fd(struct kmsg_log **out, int fd, unsigned flags);
 int log_register_writer(struct kmsg_log *log);

@@ -299,6 +299,100 @@ static void upgrade_features(struct kmsg_log *log)
 	      4096, MS_SYNC);
 }
 
+/*
+ * THE NUMBERING'S IDENTITY
+ *
+ * A sequence number names a record only together with the numbering it
+ * was given in.  Within a boot numbers never repeat: every writer sees the
+ * same pages.  A power cut can lose the last numbers handed out (their
+ * records and the header's next_seq never reached the disk), and the
+ * rebuild then hands them out again for other records; so can damage that
+ * forces a rebuild.  So every rebuild by a writer renews the identity:
+ * a new random 64-bit id, valid from the number the rebuild continues at
+ * (seq_id_since).  The records below that number are the ones that were
+ * there before, and keep their numbers: under the new id they mean what
+ * they meant under the old.  The header keeps the two identities before
+ * the current one, so that a consumer's position (id, seq) resolves:
+ *
+ *	id == current                  seq names the same record
+ *	id == prev,  seq < since       the same record
+ *	id == prev2, seq < both sinces the same record
+ *	otherwise                      renumbered: what was there is lost
+ *
+ * A rebuild follows every reboot (the header cannot be trusted after a
+ * power cut), so the identity changes at each boot's first writer, even
+ * when nothing was lost.  A log made before the identity existed has the
+ * implicit one, from its ring id, until a writer stores it.
+ *
+ * Stores (under the append lock): prev2, prev_since, prev, since, then
+ * the id last (release) [N1].  Loads: the id (acquire), the rest, the id
+ * again; a changed id means a renewal was under way: read again [N2].
+ */
+static uint64_t implicit_seq_id(const struct kmsg_hdr *h)
+{
+	uint64_t id;
+
+	memcpy(&id, h->ring_id, sizeof(id));
+	return id ? id : 1;
+}
+
+void log_numbering(const struct kmsg_hdr *h, struct numbering *n)
+{
+	for (int tries = 0;; tries++) {
+		uint64_t id = atomic_load_explicit(&h->seq_id, memory_order_acquire); /* N2 */
+
+		n->since = atomic_load_explicit(&h->seq_id_since, memory_order_relaxed);
+		n->prev_id = atomic_load_explicit(&h->prev_seq_id, memory_order_relaxed);
+		n->prev_since = atomic_load_explicit(&h->prev_seq_id_since, memory_order_relaxed);
+		n->prev2_id = atomic_load_explicit(&h->prev2_seq_id, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		/* a hostile file may change it for ever: after a few tries,
+		 * what was read is as good as any */
+		if (atomic_load_explicit(&h->seq_id, memory_order_relaxed) == id || tries == 3) {
+			n->id = id;
+			break;
+		}
+	}
+	if (n->id == 0) {
+		n->id = implicit_seq_id(h);
+		n->since = h->first_seq;
+		n->prev_id = n->prev_since = n->prev2_id = 0;
+	}
+}
+
+void log_stat_numbering(struct kmsg_stat *st, const struct kmsg_hdr *h)
+{
+	struct numbering n;
+
+	log_numbering(h, &n);
+	st->seq_id = n.id;
+	st->seq_id_since = n.since;
+	st->prev_seq_id = n.prev_id;
+	st->prev_seq_id_since = n.prev_since;
+	st->prev2_seq_id = n.prev2_id;
+}
+
+/*
+ * A new identity from next_seq on, the current one becoming the previous.
+ * Called with the append lock held, after a rebuild.
+ */
+static void renew_numbering(struct kmsg_log *log)
+{
+	struct kmsg_hdr *h = log->hdr;
+	struct numbering n;
+	uint64_t id = 0;
+
+	log_numbering(h, &n);
+	while (id == 0 || id == n.id || id == n.prev_id)
+		if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+			id = (uint64_t)clock_ns(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 40) ^ n.id;
+	atomic_store_explicit(&h->prev2_seq_id, n.prev_id, memory_order_relaxed);
+	atomic_store_explicit(&h->prev_seq_id_since, n.since, memory_order_relaxed);
+	atomic_store_explicit(&h->prev_seq_id, n.id, memory_order_relaxed);
+	atomic_store_explicit(&h->seq_id_since, atomic_load(&h->next_seq), memory_order_relaxed);
+	atomic_store_explicit(&h->seq_id, id, memory_order_release);                /* N1 */
+}
+
 /* Is the dynamic part of the header one a reader can work from? */
 /*
  * Is the dynamic part of header h (the log's own, or a copy read from its
@@ -549,6 +643,7 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 		if (repair || !dynamic_sane(log, log->hdr) ||
 		    atomic_load(&log->hdr->boot_id) != log->boot_id) {
 			rebuild_dynamic(log);
+			renew_numbering(log);
 			atomic_store(&log->hdr->boot_id, log->boot_id);
 		}
 		/* A writer that died before publishing what it committed. */
@@ -620,6 +715,8 @@ static void init_header(struct kmsg_hdr *h, const struct kmsg_create_opts *o)
 	/* Made in this boot and empty: nothing for the first writer to
 	 * rebuild (the scan of a 4 GiB ring took seconds). */
 	atomic_store(&h->boot_id, read_boot_id());
+	atomic_store(&h->seq_id_since, o->first_seq);
+	atomic_store(&h->seq_id, implicit_seq_id(h));
 }
 
 static int check_opts(const struct kmsg_create_opts *o)
@@ -808,6 +905,7 @@ int kmsg_log_stat(struct kmsg_stat *st, struct kmsg_log *log)
 	st->evicted = atomic_load(&h->evicted);
 	st->damaged = atomic_load(&h->damaged);
 	st->takeovers = atomic_load(&h->takeovers);
+	log_stat_numbering(st, h);
 	{
 		uint64_t head = atomic_load(&h->head), tail = atomic_load(&h->tail);
 		st->used = tail >= head ? tail - head : 0;

@@ -712,11 +712,19 @@ static int next_joined(struct kmsg_reader *r, struct kmsg_record *out)
 
 int kmsg_reader_next(struct kmsg_reader *r, struct kmsg_record *rec)
 {
+	struct numbering num;
+	int n;
+
 	if (!r || !rec)
 		return KMSG_EINVAL;
-	if (r->flags & KMSG_READER_JOIN)
-		return next_joined(r, rec);
-	return next_raw(r, rec);
+	n = r->flags & KMSG_READER_JOIN ? next_joined(r, rec) : next_raw(r, rec);
+	/* The identity after the record: a renewal since kept the number
+	 * of every record that was there (log.c, THE NUMBERING'S IDENTITY). */
+	if (n == 1) {
+		log_numbering(r->log->hdr, &num);
+		rec->seq_id = num.id;
+	}
+	return n;
 }
 
 void kmsg_reader_flush(struct kmsg_reader *r, int64_t older_than_real_ns)

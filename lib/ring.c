@@ -103,7 +103,9 @@
  * With KMSG_OPEN_SYNC append msyncs the record and the header before it
  * returns.  In both modes a power cut leaves a file that opens: the header
  * is rebuilt from the records when it is inconsistent, damaged records are
- * skipped and counted.
+ * skipped and counted.  A rebuild may hand out again numbers that were
+ * lost, so each renews the numbering's identity (log.c, THE NUMBERING'S
+ * IDENTITY): a position is an identity and a number.
  */
 #define _GNU_SOURCE
 #include "internal.h"

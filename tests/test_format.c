@@ -1132,9 +1132,14 @@ Test(format, fields_survive_a_real_log)
 	cr_assert_eq(kmsg_reader_next(rd, &rec), 1);
 
 	got = fmt_one(KMSG_OUT_KMSG, KMSG_TIME_MONO, 0, &rec);
+	/* a record of a log names its numbering, as kmsg_log_stat() does */
+	struct kmsg_stat st;
+	cr_assert_eq(kmsg_log_stat(&st, log), 0);
+	cr_assert_neq(st.seq_id, 0);
+	cr_assert_eq(rec.seq_id, st.seq_id);
 	snprintf(want, sizeof(want), "30,%llu,1234567,-;usb 1-1: hello\n"
-		 " SUBSYSTEM=usb\n DEVICE=+usb:1-1\\x0a\n",
-		 (unsigned long long)seq);
+		 " SUBSYSTEM=usb\n DEVICE=+usb:1-1\\x0a\n _SEQNUM_ID=%016llx\n",
+		 (unsigned long long)seq, (unsigned long long)st.seq_id);
 	cr_assert_str_eq(got, want);
 	free(got);
 	got = fmt_one(KMSG_OUT_SHORT, KMSG_TIME_MONO, KMSG_FMT_FIELDS, &rec);

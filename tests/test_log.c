@@ -431,3 +431,113 @@ Test(log, never_kept_on_stdin_stdout_or_stderr)
 	cr_expect_eq(n, 2, "the log holds %zu records, not its two", n);
 	kmsg_log_close(r);
 }
+
+/* ---- the numbering's identity ---------------------------------------- */
+
+static struct kmsg_stat stat_of(struct kmsg_log *log)
+{
+	struct kmsg_stat st;
+	cr_assert_eq(kmsg_log_stat(&st, log), 0);
+	return st;
+}
+
+/* As the first writer after a reboot finds it: the header from another boot. */
+static struct kmsg_log *reopen_after_reboot(struct kmsg_log *log, const char *name)
+{
+	atomic_store(&log->hdr->boot_id, atomic_load(&log->hdr->boot_id) ^ 1);
+	kmsg_log_close(log);
+	cr_assert_eq(kmsg_log_open(&log, tu_path(name), KMSG_OPEN_WRITE), 0);
+	return log;
+}
+
+Test(log, numbering_identity_holds_within_a_boot)
+{
+	struct kmsg_log *log = tu_create("id.log", 65536, 0);
+	struct kmsg_stat a = stat_of(log), b;
+
+	cr_assert_neq(a.seq_id, 0);
+	cr_assert_eq(a.seq_id_since, 1);
+	cr_assert_eq(a.prev_seq_id, 0);
+	tu_append(log, "one");
+	kmsg_log_close(log);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("id.log"), KMSG_OPEN_WRITE), 0);
+	tu_append(log, "two");
+	b = stat_of(log);
+	cr_assert_eq(b.seq_id, a.seq_id, "a writer of the same boot keeps it");
+	cr_assert_eq(b.seq_id_since, 1);
+	kmsg_log_close(log);
+}
+
+Test(log, numbering_identity_is_renewed_where_numbers_may_repeat)
+{
+	/* The disk holds five records; five more were handed out (and
+	 * forwarded by a consumer) but never reached it: a power cut. */
+	struct kmsg_log *log = tu_create("cut.log", 65536, 0);
+	for (int i = 0; i < 5; i++)
+		tu_append(log, "on disk");
+	unsigned char *disk = malloc(log->map_size);
+	size_t size = log->map_size;
+	memcpy(disk, log->map, size);
+	for (int i = 0; i < 5; i++)
+		tu_append(log, "lost in the power cut");
+	struct kmsg_stat before = stat_of(log);
+	cr_assert_eq(before.next_seq, 11);
+	memcpy(log->map, disk, size);
+	free(disk);
+
+	log = reopen_after_reboot(log, "cut.log");
+	uint64_t seq;
+	struct kmsg_entry e = KMSG_ENTRY_INIT;
+	e.text = "after the reboot";
+	e.text_len = strlen(e.text);
+	cr_assert_eq(kmsg_log_append(&seq, log, &e), 0);
+	cr_assert_eq(seq, 6, "number 6 is handed out again");
+	struct kmsg_stat after = stat_of(log);
+	cr_assert_neq(after.seq_id, before.seq_id, "so the numbering has a new identity");
+	cr_assert_eq(after.seq_id_since, 6);
+	cr_assert_eq(after.prev_seq_id, before.seq_id);
+	cr_assert_eq(after.prev_seq_id_since, 1);
+
+	/* Readers give it with every record: records below 6 mean under
+	 * the new identity what they meant under the old. */
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	cr_assert_eq(kmsg_reader_new(&r, log, 0), 0);
+	int n = 0;
+	while (kmsg_reader_next(r, &rec) == 1) {
+		cr_assert_eq(rec.seq_id, after.seq_id);
+		n++;
+	}
+	cr_assert_eq(n, 6);
+	kmsg_reader_free(r);
+
+	/* A second renewal: the first identity is still known. */
+	log = reopen_after_reboot(log, "cut.log");
+	struct kmsg_stat third = stat_of(log);
+	cr_assert_neq(third.seq_id, after.seq_id);
+	cr_assert_eq(third.seq_id_since, 7);
+	cr_assert_eq(third.prev_seq_id, after.seq_id);
+	cr_assert_eq(third.prev_seq_id_since, 6);
+	cr_assert_eq(third.prev2_seq_id, before.seq_id);
+	kmsg_log_close(log);
+}
+
+Test(log, numbering_identity_of_a_log_made_before_it_existed)
+{
+	struct kmsg_log *log = tu_create("old.log", 65536, 0);
+	tu_append(log, "old");
+	/* the format before: those header bytes were reserved, zero */
+	memset((unsigned char *)log->hdr + 216, 0, 40);
+	struct kmsg_stat st = stat_of(log);
+	uint64_t implicit;
+	memcpy(&implicit, st.ring_id, 8);
+	cr_assert_eq(st.seq_id, implicit, "taken from the ring id");
+	cr_assert_eq(st.seq_id_since, 1);
+	/* a renewal continues from it */
+	log = reopen_after_reboot(log, "old.log");
+	st = stat_of(log);
+	cr_assert_neq(st.seq_id, implicit);
+	cr_assert_eq(st.prev_seq_id, implicit);
+	cr_assert_eq(st.seq_id_since, 2);
+	kmsg_log_close(log);
+}

@@ -167,6 +167,16 @@ struct kmsg_stat {
 	uint64_t evicted;       /* records evicted to make room, ever */
 	uint64_t damaged;       /* damaged records writers skipped, ever */
 	uint64_t takeovers;     /* times a dead writer's lock was taken over */
+	/* The numbering's identity: a sequence number names a record only
+	 * with it.  Renewed when numbers may repeat (a writer rebuilt the
+	 * header: after every reboot, or damage); the numbers below
+	 * seq_id_since keep their records.  The two identities before it,
+	 * 0 if none, resolve older positions: see kmsg(5). */
+	uint64_t seq_id;
+	uint64_t seq_id_since;  /* the first number given under seq_id */
+	uint64_t prev_seq_id;
+	uint64_t prev_seq_id_since;
+	uint64_t prev2_seq_id;
 };
 
 /* Fills *st from the shared header (no lock; values are a near snapshot). */
@@ -269,6 +279,7 @@ struct kmsg_record {
 	size_t fields_len;
 	uint64_t lost;          /* records evicted unread just before this one */
 	uint64_t damaged;       /* damaged records skipped just before this one */
+	uint64_t seq_id;        /* the numbering seq is of (kmsg_stat.seq_id) */
 };
 
 /*

@@ -65,9 +65,18 @@ case_ "a dump: the same records, numbers and ring id"
 "$KMSG" dump -F "$L" -o "$T/d.gz" || fail "kmsg dump failed"
 expect_status 0 "$KMSG" stat -F "$T/d.gz" --json
 expect_eq '"dump"' "$(jvalue kind)"
-for k in ring_id created_ns records first_seq last_seq next_seq clear_seq evicted max_text; do
+for k in ring_id created_ns records first_seq last_seq next_seq clear_seq evicted max_text \
+	 seqnum_id seqnum_id_since prev_seqnum_id; do
 	expect_eq "$(sed -n "s/.*\"$k\":\([^,}]*\).*/\1/p" "$T/log.json")" "$(jvalue $k)" "$k"
 done
+
+case_ "the numbering's identity: shown, and the same in every record"
+"$KMSG" stat -F "$L" >"$T/out"
+id=$(sed -n 's/^numbering: *\([0-9a-f]\{16\}\) since [0-9]*$/\1/p' "$T/out")
+[ -n "$id" ] && ok || fail "no numbering line: $(cat "$T/out")"
+expect_eq "\"$id\"" "$(sed -n 's/.*"seqnum_id":\("[^"]*"\).*/\1/p' "$T/log.json")" "in --json"
+expect_eq 0 "$("$KMSG" read -F "$L" -o kmsg | grep '^ _SEQNUM_ID=' | grep -vc "=$id\$")" \
+	"records of another numbering"
 
 case_ "a dump through a pipe (-F -)"
 "$KMSG" dump -F "$L" | "$KMSG" stat -F - --json >"$T/out"
