@@ -146,7 +146,7 @@ struct kmsg_log {
 
 	/* writers */
 	uint64_t writer_id;
-	unsigned fork_gen;        /* fork generation the registration is of */
+	_Atomic unsigned fork_gen; /* fork generation the registration is of */
 	/* A handle may be shared by threads: these two are atomics. */
 	_Atomic int64_t next_probe_ns; /* when to look for followers again */
 	_Atomic int followers;    /* a follower was seen at the last probe */
@@ -159,6 +159,9 @@ struct kmsg_log {
 	/* readers */
 	int follower_registered;
 	int64_t follower_since_ns;
+
+	/* every open handle, for the fork child handler (log.c, FORK) */
+	struct kmsg_log *next_handle, *prev_handle;
 };
 
 /* The numbering's identity and the two before it, read whole. */
@@ -175,7 +178,8 @@ int log_register_writer(struct kmsg_log *log);
 int log_owner_alive(struct kmsg_log *log, uint64_t writer_id);
 int log_followers_present(struct kmsg_log *log);
 int log_register_follower(struct kmsg_log *log);
-unsigned log_fork_gen(void);      /* bumped in a child after fork() */
+/* 0 once the handle is registered in this process (see FORK in log.c). */
+int log_writer_ready(struct kmsg_log *log);
 uint32_t log_tid(void);           /* gettid(), cached per thread */
 int64_t clock_ns(int clock);
 int fd_off_stdio(int fd);         /* never a log on fd 0, 1 or 2 */

@@ -75,18 +75,107 @@ static uint64_t read_boot_id(void)
 }
 
 /*
- * fork() copies a handle's registration into the child, where it would
- * claim the parent's writer id.  The child's handles notice the bumped
- * generation on their next append and register afresh.
+ * FORK
+ *
+ * A child after fork() shares its parent's open file descriptions, and
+ * OFD locks belong to those.  So the parent's writer lock would live on in
+ * the child (a parent that died holding the append lock would look alive
+ * for as long as the child lives); a follower lock taken in one of them
+ * would be invisible to the other's writers (a writer never sees the
+ * locks of its own description); and a child that drops privileges could
+ * no longer open the file to get a description of its own.  So at the
+ * fork the child handler gives each open handle a description of its
+ * own, while the child still has its parent's privileges: it opens
+ * /proc/self/fd/N again onto the same descriptor number, maps the log
+ * again through it (a mapping holds the description it was made with,
+ * and its locks with it, for as long as it exists), registers a writer
+ * under a new id and takes the follower lock again.  It finds the
+ * handles in a list kept under handles_lock, which the prepare handler
+ * takes so that no other thread of the parent is changing the list at
+ * the fork.  It calls only what a child of a threaded parent may: open,
+ * dup3, close, mmap, fcntl, clock_gettime, getpid, atomics (mmap is not
+ * in POSIX's list, but is a plain system call on Linux).  Where /proc is not
+ * mounted the open fails; such a handle notices the bumped fork_gen on
+ * its next append and registers then, under handles_lock (threads of the
+ * child may append at once), with its parent's description.
  */
 static _Atomic unsigned fork_gen;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static __thread uint32_t tid_cache;  /* gettid() is a system call */
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kmsg_log *handles;     /* every open handle, under handles_lock */
+
+static int take_writer_id(struct kmsg_log *log);
+
+/* "/proc/self/fd/" and fd, without snprintf (not async-signal-safe). */
+static void self_fd_path(char *buf, int fd)
+{
+	char digits[12];
+	int n = 0;
+
+	memcpy(buf, "/proc/self/fd/", 14);
+	buf += 14;
+	do
+		digits[n++] = (char)('0' + fd % 10);
+	while ((fd /= 10) > 0);
+	while (n)
+		*buf++ = digits[--n];
+	*buf = '\0';
+}
+
+/* The child's half of FORK above, for one handle. */
+static void fork_reopen(struct kmsg_log *log)
+{
+	char path[32];
+	int fd;
+
+	self_fd_path(path, log->fd);
+	fd = open(path, (log->flags & KMSG_OPEN_WRITE ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return;  /* registers on its next append */
+	if (dup3(fd, log->fd, O_CLOEXEC) < 0) {
+		close(fd);
+		return;
+	}
+	close(fd);
+	/* A reader's private header page or zero-filled missing end is
+	 * not the file's: such a mapping is left as it is (it holds no
+	 * writer lock; a writer's mapping is always the whole file). */
+	if (!log->private_hdr && log->opened_size >= log->map_size &&
+	    mmap(log->map, log->map_size,
+		 PROT_READ | (log->flags & KMSG_OPEN_WRITE ? PROT_WRITE : 0),
+		 MAP_SHARED | MAP_FIXED, log->fd, 0) == MAP_FAILED)
+		return;  /* only for want of memory: the handle registers later */
+	if (log->follower_registered) {
+		struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET,
+				    .l_start = (off_t)LOCK_FOLLOWER, .l_len = 1 };
+		struct timespec ts;
+
+		log->follower_registered = fcntl(log->fd, F_OFD_SETLK, &fl) == 0;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		log->follower_since_ns = ts.tv_sec * INT64_C(1000000000) + ts.tv_nsec;
+	}
+	if (log->writer_id)
+		take_writer_id(log);
+}
+
+static void on_fork_prepare(void)
+{
+	pthread_mutex_lock(&handles_lock);
+}
+
+static void on_fork_parent(void)
+{
+	pthread_mutex_unlock(&handles_lock);
+}
 
 static void on_fork_child(void)
 {
 	atomic_fetch_add(&fork_gen, 1);
 	tid_cache = 0;
+	for (struct kmsg_log *log = handles; log; log = log->next_handle)
+		fork_reopen(log);
+	pthread_mutex_unlock(&handles_lock);
 }
 
 uint32_t log_tid(void)
@@ -95,7 +184,33 @@ uint32_t log_tid(void)
 		tid_cache = (uint32_t)gettid();
 	return tid_cache;
 }
-static void install_atfork(void) { pthread_atfork(NULL, NULL, on_fork_child); }
+static void install_atfork(void)
+{
+	pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
+}
+
+/* Puts an opened handle on the list FORK walks, or takes it off. */
+static void handle_list_add(struct kmsg_log *log)
+{
+	pthread_mutex_lock(&handles_lock);
+	log->next_handle = handles;
+	if (handles)
+		handles->prev_handle = log;
+	handles = log;
+	pthread_mutex_unlock(&handles_lock);
+}
+
+static void handle_list_remove(struct kmsg_log *log)
+{
+	pthread_mutex_lock(&handles_lock);
+	if (log->prev_handle)
+		log->prev_handle->next_handle = log->next_handle;
+	else
+		handles = log->next_handle;
+	if (log->next_handle)
+		log->next_handle->prev_handle = log->prev_handle;
+	pthread_mutex_unlock(&handles_lock);
+}
 
 static int ofd_lock(int fd, int cmd, short type, uint64_t off, struct flock *out)
 {
@@ -118,7 +233,6 @@ static int ofd_lock(int fd, int cmd, short type, uint64_t off, struct flock *out
  */
 int log_register_writer(struct kmsg_log *log)
 {
-	pthread_once(&atfork_once, install_atfork);
 	if (log->writer_id) {
 		/* A forked child: get an open file description of its own,
 		 * so the parent's lock is not taken for ours. */
@@ -135,6 +249,15 @@ int log_register_writer(struct kmsg_log *log)
 		log->fd = fd;
 		log->follower_registered = 0;
 	}
+	return take_writer_id(log);
+}
+
+/*
+ * The id part of log_register_writer(), on the handle's own description:
+ * only async-signal-safe calls, for the fork child handler.
+ */
+static int take_writer_id(struct kmsg_log *log)
+{
 	for (int tries = 0; tries < 64; tries++) {
 		uint64_t id = atomic_fetch_add(&log->hdr->writer_ids, 1) + 1;
 		int r;
@@ -149,8 +272,8 @@ int log_register_writer(struct kmsg_log *log)
 			     LOCK_WRITER_BASE + (id & LOCK_WRITER_MASK), NULL);
 		if (r == 0) {
 			log->writer_id = id;
-			log->fork_gen = atomic_load(&fork_gen);
 			log->pid = (uint32_t)getpid();
+			atomic_store(&log->fork_gen, atomic_load(&fork_gen));
 			return 0;
 		}
 		if (r != -EAGAIN && r != -EACCES)
@@ -159,9 +282,22 @@ int log_register_writer(struct kmsg_log *log)
 	return KMSG_EBUSY;
 }
 
-unsigned log_fork_gen(void)
+/*
+ * Registers the handle afresh if a fork since its registration left it
+ * without (FORK above: no /proc); threads of a child may ask at once.
+ */
+int log_writer_ready(struct kmsg_log *log)
 {
-	return atomic_load_explicit(&fork_gen, memory_order_relaxed);
+	unsigned gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
+	int r = 0;
+
+	if (atomic_load_explicit(&log->fork_gen, memory_order_acquire) == gen)
+		return 0;
+	pthread_mutex_lock(&handles_lock);
+	if (atomic_load(&log->fork_gen) != gen)
+		r = log_register_writer(log);
+	pthread_mutex_unlock(&handles_lock);
+	return r;
 }
 
 /*
@@ -564,6 +700,8 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 	uint64_t have;
 	int r, r2, use_backup = 0, cut_short = 0;
 
+	/* before any registration: a fork from now on is seen (FORK) */
+	pthread_once(&atfork_once, install_atfork);
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
@@ -657,6 +795,7 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 		if (r)
 			goto fail;
 	}
+	handle_list_add(log);
 	*out = log;
 	return 0;
 fail:
@@ -880,6 +1019,7 @@ void kmsg_log_close(struct kmsg_log *log)
 {
 	if (!log)
 		return;
+	handle_list_remove(log);
 	munmap(log->map, log->map_size);
 	close(log->fd);  /* drops the writer and follower locks */
 	free(log);

@@ -497,11 +497,9 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 	len = rec_size(e->text_len, fields_len);
 	if (len > log->max_rec)
 		return KMSG_ETOOLONG;
-	if (log->fork_gen != log_fork_gen()) {
-		err = log_register_writer(log);
-		if (err)
-			return err;
-	}
+	err = log_writer_ready(log);
+	if (err)
+		return err;
 	if (len > sizeof(small) && !(buf = malloc(len)))
 		return -ENOMEM;
 	r = (void *)buf;

@@ -1,0 +1,224 @@
+/*
+ * test_fork.c - a handle used across fork(): the child's own registration
+ * (a dead parent's lock never lives on in a child), threads of a child
+ * appending at once, a follower forked off a writer's handle, a child that
+ * dropped its privileges.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "internal.h"
+#include "testutil.h"
+
+TestSuite(fork, .fini = tu_cleanup);
+
+static int wait_exit(pid_t pid)
+{
+	int st;
+
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int append_text(struct kmsg_log *log, const char *text, uint64_t *seq)
+{
+	struct kmsg_entry e = KMSG_ENTRY_INIT;
+
+	e.text = text;
+	e.text_len = strlen(text);
+	return kmsg_log_append(seq, log, &e);
+}
+
+Test(fork, a_parent_dead_with_the_lock_is_taken_over_while_its_child_lives)
+{
+	struct kmsg_log *log = tu_create("p.log", 65536, 0);
+	char path[512];
+	int ready[2];
+
+	snprintf(path, sizeof(path), "%s", tu_path("p.log"));
+	tu_append(log, "first");
+	cr_assert_eq(pipe(ready), 0);
+	pid_t parent = tu_fork();
+	if (parent == 0) {
+		/* A writer that forks a child, which lives on (it never
+		 * writes), and then dies holding the append lock. */
+		struct kmsg_log *w;
+		if (kmsg_log_open(&w, path, KMSG_OPEN_WRITE) || tu_append(w, "parent") != 2)
+			_exit(1);
+		pid_t child = fork();
+		if (child == 0) {
+			pause();
+			_exit(0);
+		}
+		if (write(ready[1], &child, sizeof(child)) != sizeof(child))
+			_exit(1);
+		atomic_store(&w->hdr->lock, w->writer_id);
+		kill(getpid(), SIGKILL);
+	}
+	pid_t child;
+	cr_assert_eq(read(ready[0], &child, sizeof(child)), sizeof(child));
+	cr_assert_eq(wait_exit(parent), 128 + SIGKILL);
+	cr_assert_eq(kill(child, 0), 0, "the child lives on");
+
+	uint64_t seq;
+	int64_t t0 = tu_now_ns(CLOCK_MONOTONIC);
+	int rc = append_text(log, "after the parent", &seq);
+	int64_t waited = tu_now_ns(CLOCK_MONOTONIC) - t0;
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	/* taken over as dead, not waited for as alive (1 s, KMSG_EBUSY) */
+	cr_assert_eq(rc, 0, "%s", kmsg_strerror(rc));
+	cr_assert_eq(seq, 3);
+	cr_assert_lt(waited, 500 * 1000 * 1000, "waited %lld ns", (long long)waited);
+	struct kmsg_stat st;
+	kmsg_log_stat(&st, log);
+	cr_assert_eq(st.takeovers, 1);
+	kmsg_log_close(log);
+}
+
+#define THREADS 4
+#define EACH 2000
+
+static struct kmsg_log *shared;
+
+static void *appender(void *arg)
+{
+	char text[32];
+
+	for (int i = 0; i < EACH; i++) {
+		snprintf(text, sizeof(text), "t%ld-%d", (long)(intptr_t)arg, i);
+		if (append_text(shared, text, NULL))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+Test(fork, threads_of_a_child_appending_at_once_lose_nothing, .timeout = 60)
+{
+	struct kmsg_log *log = tu_create("t.log", 4 << 20, 0);
+
+	tu_append(log, "before the fork");
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		/* the child's first appends come from several threads at once */
+		pthread_t t[THREADS];
+		int bad = 0;
+		shared = log;
+		for (long i = 0; i < THREADS; i++)
+			pthread_create(&t[i], NULL, appender, (void *)i);
+		for (int i = 0; i < THREADS; i++) {
+			void *r;
+			pthread_join(t[i], &r);
+			bad |= r != NULL;
+		}
+		_exit(bad);
+	}
+	/* the parent appends meanwhile through the same handle */
+	for (int i = 0; i < EACH; i++) {
+		char text[32];
+		snprintf(text, sizeof(text), "p-%d", i);
+		cr_assert_eq(append_text(log, text, NULL), 0);
+	}
+	cr_assert_eq(wait_exit(pid), 0);
+
+	/* every record there once, numbers contiguous, none overwritten */
+	static char seen[THREADS + 1][EACH];
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	uint64_t n = 0, last = 0;
+	memset(seen, 0, sizeof(seen));
+	cr_assert_eq(kmsg_reader_new(&r, log, 0), 0);
+	while (kmsg_reader_next(r, &rec) == 1) {
+		char text[32];
+		long who;
+		int i;
+		cr_assert_eq(rec.lost + rec.damaged, 0);
+		cr_assert(n == 0 || rec.seq == last + 1);
+		last = rec.seq;
+		n++;
+		snprintf(text, sizeof(text), "%.*s", (int)rec.text_len, rec.text);
+		if (sscanf(text, "t%ld-%d", &who, &i) == 2 && who >= 0 && who < THREADS &&
+		    i >= 0 && i < EACH)
+			seen[who][i]++;
+		else if (sscanf(text, "p-%d", &i) == 1 && i >= 0 && i < EACH)
+			seen[THREADS][i]++;
+		else
+			cr_assert_str_eq(text, "before the fork");
+	}
+	kmsg_reader_free(r);
+	cr_assert_eq(n, 1 + (THREADS + 1) * EACH);
+	for (int w = 0; w <= THREADS; w++)
+		for (int i = 0; i < EACH; i++)
+			cr_assert_eq(seen[w][i], 1, "writer %d record %d seen %d times", w, i,
+				     seen[w][i]);
+	kmsg_log_close(log);
+}
+
+Test(fork, a_follower_forked_off_a_writers_handle_is_woken, .timeout = 30)
+{
+	struct kmsg_log *log = tu_create("f.log", 65536, 0);
+	int ready[2], done[2];
+
+	tu_append(log, "first");
+	cr_assert_eq(pipe(ready), 0);
+	cr_assert_eq(pipe(done), 0);
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		struct kmsg_reader *r;
+		struct kmsg_record rec;
+		int64_t t0, took;
+		if (kmsg_reader_new(&r, log, 0))
+			_exit(1);
+		while (kmsg_reader_next(r, &rec) == 1)
+			;
+		/* a follower now; past the time every writer must have
+		 * probed for it, after which it sleeps without a limit */
+		kmsg_reader_wait(r, 200);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		t0 = tu_now_ns(CLOCK_MONOTONIC);
+		int rc = kmsg_reader_wait(r, 10000);
+		took = tu_now_ns(CLOCK_MONOTONIC) - t0;
+		if (write(done[1], &took, sizeof(took)) != sizeof(took))
+			_exit(1);
+		_exit(rc == 1 ? 0 : 2);
+	}
+	char c;
+	cr_assert_eq(read(ready[0], &c, 1), 1);
+	usleep(100 * 1000);
+	/* the parent's writer, probing for followers, finds the child's */
+	tu_append(log, "wake up");
+	int64_t took;
+	cr_assert_eq(read(done[0], &took, sizeof(took)), sizeof(took));
+	cr_assert_eq(wait_exit(pid), 0, "the follower was not woken");
+	cr_assert_lt(took, INT64_C(2000000000), "woken after %lld ns", (long long)took);
+	kmsg_log_close(log);
+}
+
+Test(fork, a_child_that_dropped_privileges_appends_through_its_handle)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root, to drop privileges");
+	struct kmsg_log *log = tu_create("u.log", 65536, 0);
+	/* root's log, which user nobody may not open */
+	cr_assert_eq(chmod(tu_path("u.log"), 0600), 0);
+	tu_append(log, "root's");
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		uint64_t seq;
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		_exit(append_text(log, "nobody's", &seq) == 0 && seq == 2 ? 0 : 1);
+	}
+	cr_assert_eq(wait_exit(pid), 0);
+	cr_assert_eq(tu_count(log, NULL, NULL), 2);
+	kmsg_log_close(log);
+}
