@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		h->max_text = 1 + h->max_text % 1024;
 		if (h->first_seq == 0)
 			h->first_seq = 1;
-		h->header_crc = crc32c_extend(0, h, HDR_CRC_OFF);
+		h->header_crc = kmsg__crc32c_extend(0, h, HDR_CRC_OFF);
 		if (data[0] & 2)
 			memcpy(img + fsize - HDR_STATIC, img, HDR_STATIC);
 	}

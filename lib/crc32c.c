@@ -55,7 +55,7 @@ static uint32_t sw_core(uint32_t c, const unsigned char *p, size_t len)
 
 static int table_ready;
 
-uint32_t crc32c_extend_sw(uint32_t crc, const void *buf, size_t len)
+uint32_t kmsg__crc32c_extend_sw(uint32_t crc, const void *buf, size_t len)
 {
 	if (!__atomic_load_n(&table_ready, __ATOMIC_ACQUIRE)) {
 		/* Idempotent: racing threads write the same values. */
@@ -91,7 +91,7 @@ static uint32_t hw_extend(uint32_t crc, const void *buf, size_t len)
 static uint32_t (*resolve(void))(uint32_t, const void *, size_t)
 {
 	__builtin_cpu_init();
-	return __builtin_cpu_supports("sse4.2") ? hw_extend : crc32c_extend_sw;
+	return __builtin_cpu_supports("sse4.2") ? hw_extend : kmsg__crc32c_extend_sw;
 }
 
 /* Copy and checksum in one pass: each word is loaded once, stored and
@@ -120,10 +120,10 @@ static uint32_t hw_copy(uint32_t crc, void *dst, const void *src, size_t len)
 static uint32_t sw_copy(uint32_t crc, void *dst, const void *src, size_t len)
 {
 	memcpy(dst, src, len);
-	return crc32c_extend_sw(crc, dst, len);
+	return kmsg__crc32c_extend_sw(crc, dst, len);
 }
 
-uint32_t crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
+uint32_t kmsg__crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
 {
 	static uint32_t (*fn)(uint32_t, void *, const void *, size_t);
 	uint32_t (*f)(uint32_t, void *, const void *, size_t) =
@@ -137,7 +137,7 @@ uint32_t crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
 	return f(crc, dst, src, len);
 }
 
-uint32_t crc32c_extend(uint32_t crc, const void *buf, size_t len)
+uint32_t kmsg__crc32c_extend(uint32_t crc, const void *buf, size_t len)
 {
 	static uint32_t (*fn)(uint32_t, const void *, size_t);
 	uint32_t (*f)(uint32_t, const void *, size_t) =
@@ -150,14 +150,14 @@ uint32_t crc32c_extend(uint32_t crc, const void *buf, size_t len)
 	return f(crc, buf, len);
 }
 #else
-uint32_t crc32c_extend(uint32_t crc, const void *buf, size_t len)
+uint32_t kmsg__crc32c_extend(uint32_t crc, const void *buf, size_t len)
 {
-	return crc32c_extend_sw(crc, buf, len);
+	return kmsg__crc32c_extend_sw(crc, buf, len);
 }
 
-uint32_t crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
+uint32_t kmsg__crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
 {
 	memcpy(dst, src, len);
-	return crc32c_extend_sw(crc, dst, len);
+	return kmsg__crc32c_extend_sw(crc, dst, len);
 }
 #endif

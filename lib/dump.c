@@ -149,7 +149,7 @@ static int make_plan(struct plan *p, const struct kmsg_log *log)
 	memcpy(h, src, HDR_STATIC);
 	h->file_size = p->file_size;
 	h->data_size = p->data_size;
-	h->header_crc = crc32c_extend(0, h, HDR_CRC_OFF);
+	h->header_crc = kmsg__crc32c_extend(0, h, HDR_CRC_OFF);
 	atomic_store_explicit(&h->head, p->tail - p->span, memory_order_relaxed);
 	atomic_store_explicit(&h->tail, p->tail, memory_order_relaxed);
 	atomic_store_explicit(&h->next_seq, p->next_seq, memory_order_relaxed);
@@ -292,7 +292,7 @@ static int put_record(struct gz_out *g, const struct kmsg_record *rec, uint64_t 
 	memcpy(p + REC_HDR + rec->text_len, rec->fields, rec->fields_len);
 	memset(p + REC_HDR + rec->text_len + rec->fields_len, 0,
 	       len - (REC_HDR + rec->text_len + rec->fields_len));
-	h.crc = rec_crc_finish(rec_crc_body(p, len), h.seq, pos, len);
+	h.crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(p, len), h.seq, pos, len);
 	memcpy(p + 4, &h.crc, sizeof(h.crc));
 	g->in_len += len;
 	return 0;
@@ -305,7 +305,7 @@ static int put_record(struct gz_out *g, const struct kmsg_record *rec, uint64_t 
  */
 static int worth_waiting(const struct kmsg_log *log, int64_t *since)
 {
-	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	int64_t now = kmsg__clock_ns(CLOCK_MONOTONIC);
 	struct timespec ts = { 0, 50000 };
 
 	if (!atomic_load_explicit(&log->hdr->lock, memory_order_acquire))
@@ -401,7 +401,7 @@ static int dump_once(uint64_t *count, struct gz_out *g, struct kmsg_log *log)
 		pad.pos = head + used;
 		pad.flags = REC_PAD;
 		pad.magic = REC_MAGIC;
-		pad.crc = rec_crc_finish(rec_crc_body(&pad, REC_HDR), pad.seq, pad.pos, room);
+		pad.crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(&pad, REC_HDR), pad.seq, pad.pos, room);
 		err = put_bytes(g, &pad, REC_HDR);
 		used += REC_HDR;
 	}
@@ -714,7 +714,7 @@ out:
 static int header_ok(const struct kmsg_hdr *h)
 {
 	return memcmp(h->magic, KMSG_MAGIC, 8) == 0 &&
-	       crc32c_extend(0, h, HDR_CRC_OFF) == h->header_crc &&
+	       kmsg__crc32c_extend(0, h, HDR_CRC_OFF) == h->header_crc &&
 	       h->file_size >= KMSG_MIN_SIZE && h->file_size <= KMSG_MAX_SIZE &&
 	       h->file_size % PAGE == 0;
 }
@@ -868,7 +868,7 @@ static int open_input(struct kmsg_log **out, int fd, const void *head,
 		err = -errno;
 		goto out;
 	}
-	mfd = fd_off_stdio(mfd);  /* it becomes the log's descriptor */
+	mfd = kmsg__fd_off_stdio(mfd);  /* it becomes the log's descriptor */
 	if (mfd < 0) {
 		err = mfd;
 		goto out;
@@ -888,7 +888,7 @@ static int open_input(struct kmsg_log **out, int fd, const void *head,
 	err = trim_tail(mfd, (uint64_t)size);
 	if (err)
 		goto out;
-	err = log_open_fd(out, mfd, KMSG_OPEN_READ);
+	err = kmsg__log_open_fd(out, mfd, KMSG_OPEN_READ);
 	if (err == KMSG_ENOTLOG)
 		err = KMSG_ECORRUPT;  /* a gzip stream, but no log inside */
 	if (!err)
@@ -1007,7 +1007,7 @@ int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t hea
 	st->evicted = atomic_load(&h.evicted);
 	st->damaged = atomic_load(&h.damaged);
 	st->takeovers = atomic_load(&h.takeovers);
-	log_stat_numbering(st, &h);
+	kmsg__log_stat_numbering(st, &h);
 	st->first_seq = st->next_seq;
 	/* The oldest record's number is in the record: skip to it. */
 	phys = hd % D;
@@ -1043,7 +1043,7 @@ int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t hea
 		}
 	}
 	/* A pad or zeros where the first record would be: none was copied. */
-	if (ring_check_at(&fake, hd, phys, rec, &rh) && !(rh.flags & REC_PAD))
+	if (kmsg__ring_check_at(&fake, hd, phys, rec, &rh) && !(rh.flags & REC_PAD))
 		st->first_seq = rh.seq;
 	else if (rh.magic == REC_MAGIC && !(rh.flags & REC_PAD))
 		err = KMSG_ECORRUPT;

@@ -1,7 +1,10 @@
 /*
  * internal.h - the file layout and the state shared by libkmsg's sources.
  * The overview of the ring (states, steps, ordering) is at the top of
- * ring.c; kmsg(5) describes the same layout for users.
+ * ring.c; kmsg(5) describes the same layout for users.  Functions shared
+ * between the sources carry the prefix kmsg__ (two underscores): the
+ * static library puts them beside a program's own symbols, and the
+ * public ones are kmsg_.
  */
 #ifndef KMSG_INTERNAL_H
 #define KMSG_INTERNAL_H
@@ -60,7 +63,7 @@ struct kmsg_hdr {
 	uint32_t pad0;              /* 196 */
 	_Atomic uint64_t takeovers; /* 200 */
 	_Atomic uint64_t boot_id;   /* 208 boot of the last writer that opened */
-	/* The numbering's identity (see log_numbering()): 0 in a log made
+	/* The numbering's identity (see kmsg__log_numbering()): 0 in a log made
 	 * before it existed, which then has the implicit one. */
 	_Atomic uint64_t seq_id;    /* 216 stored last when renewed */
 	_Atomic uint64_t seq_id_since;      /* 224 first number given under it */
@@ -114,11 +117,11 @@ static inline uint64_t rec_size(size_t text_len, size_t fields_len)
  * three instructions under the lock; whole words keep the hardware path
  * free of byte steps.
  */
-uint32_t rec_crc_body(const void *rec, uint32_t end);
-uint32_t rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t len);
-/* rec_crc_body of a record being copied: its header is already at dst,
+uint32_t kmsg__rec_crc_body(const void *rec, uint32_t end);
+uint32_t kmsg__rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t len);
+/* kmsg__rec_crc_body of a record being copied: its header is already at dst,
  * the rest up to end is copied from src as it is summed. */
-uint32_t rec_crc_copy_body(unsigned char *dst, const unsigned char *src, uint32_t end);
+uint32_t kmsg__rec_crc_copy_body(unsigned char *dst, const unsigned char *src, uint32_t end);
 
 /* Byte offsets beyond the file's end used for OFD locks (never data). */
 #define LOCK_WRITER_BASE (UINT64_C(1) << 62)
@@ -170,19 +173,19 @@ struct numbering {
 };
 
 /* log.c */
-void log_numbering(const struct kmsg_hdr *h, struct numbering *n);
-void log_stat_numbering(struct kmsg_stat *st, const struct kmsg_hdr *h);
+void kmsg__log_numbering(const struct kmsg_hdr *h, struct numbering *n);
+void kmsg__log_stat_numbering(struct kmsg_stat *st, const struct kmsg_hdr *h);
 /* Opens the log on fd as kmsg_log_open() does; on success the log owns fd. */
-int log_open_fd(struct kmsg_log **out, int fd, unsigned flags);
-int log_register_writer(struct kmsg_log *log);
-int log_owner_alive(struct kmsg_log *log, uint64_t writer_id);
-int log_followers_present(struct kmsg_log *log);
-int log_register_follower(struct kmsg_log *log);
+int kmsg__log_open_fd(struct kmsg_log **out, int fd, unsigned flags);
+int kmsg__log_register_writer(struct kmsg_log *log);
+int kmsg__log_owner_alive(struct kmsg_log *log, uint64_t writer_id);
+int kmsg__log_followers_present(struct kmsg_log *log);
+int kmsg__log_register_follower(struct kmsg_log *log);
 /* 0 once the handle is registered in this process (see FORK in log.c). */
-int log_writer_ready(struct kmsg_log *log);
-uint32_t log_tid(void);           /* gettid(), cached per thread */
-int64_t clock_ns(int clock);
-int fd_off_stdio(int fd);         /* never a log on fd 0, 1 or 2 */
+int kmsg__log_writer_ready(struct kmsg_log *log);
+uint32_t kmsg__log_tid(void);           /* gettid(), cached per thread */
+int64_t kmsg__clock_ns(int clock);
+int kmsg__fd_off_stdio(int fd);         /* never a log on fd 0, 1 or 2 */
 
 /* reader.c */
 /*
@@ -190,12 +193,12 @@ int fd_off_stdio(int fd);         /* never a log on fd 0, 1 or 2 */
  * and the number the next record gets).  0, a negative code, or 1 if
  * writers overtook every try.
  */
-int ring_oldest(const struct kmsg_log *log, uint64_t *pos, uint64_t *seq);
+int kmsg__ring_oldest(const struct kmsg_log *log, uint64_t *pos, uint64_t *seq);
 
 /* ring.c */
-int ring_lock(struct kmsg_log *log);
-void ring_unlock(struct kmsg_log *log);
-void ring_recover_locked(struct kmsg_log *log);
+int kmsg__ring_lock(struct kmsg_log *log);
+void kmsg__ring_unlock(struct kmsg_log *log);
+void kmsg__ring_recover_locked(struct kmsg_log *log);
 /*
  * Checks the record at logical position pos as it lies in the mapping
  * (racing writers are the caller's business): returns its length if it is
@@ -203,15 +206,15 @@ void ring_recover_locked(struct kmsg_log *log);
  * not NULL it gets the header the checks were made on: use that copy, not
  * the mapping, which a writer may change meanwhile.
  */
-uint64_t ring_check_record(const struct kmsg_log *log, uint64_t pos,
+uint64_t kmsg__ring_check_record(const struct kmsg_log *log, uint64_t pos,
 			   struct rec_hdr *hd);
 /* The header checks alone (no checksum), for a copy of the header at p:
  * the record's length if it is plausible, else 0. */
-uint64_t ring_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
+uint64_t kmsg__ring_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 			const unsigned char *p);
-/* ring_check_record for a record whose offset phys == pos % D the caller knows,
+/* kmsg__ring_check_record for a record whose offset phys == pos % D the caller knows,
  * with its bytes (in the mapping or a copy) at p. */
-uint64_t ring_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
+uint64_t kmsg__ring_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 		       const unsigned char *p, struct rec_hdr *hd);
 /*
  * pos % data_size from a remembered position *at and its offset *at_phys:

@@ -21,7 +21,7 @@
 
 #define BACKUP_SIZE HDR_STATIC
 
-int64_t clock_ns(int clock)
+int64_t kmsg__clock_ns(int clock)
 {
 	struct timespec ts;
 	clock_gettime(clock, &ts);
@@ -35,7 +35,7 @@ int64_t clock_ns(int clock)
  * its input.  Returns the new descriptor (the old one closed), or -errno
  * with fd closed.
  */
-int fd_off_stdio(int fd)
+int kmsg__fd_off_stdio(int fd)
 {
 	int nfd;
 
@@ -178,7 +178,7 @@ static void on_fork_child(void)
 	pthread_mutex_unlock(&handles_lock);
 }
 
-uint32_t log_tid(void)
+uint32_t kmsg__log_tid(void)
 {
 	if (!tid_cache)
 		tid_cache = (uint32_t)gettid();
@@ -231,7 +231,7 @@ static int ofd_lock(int fd, int cmd, short type, uint64_t off, struct flock *out
  * it works across PID namespaces, needs no PID, and leaves nothing in the
  * file to go stale.
  */
-int log_register_writer(struct kmsg_log *log)
+int kmsg__log_register_writer(struct kmsg_log *log)
 {
 	if (log->writer_id) {
 		/* A forked child: get an open file description of its own,
@@ -242,7 +242,7 @@ int log_register_writer(struct kmsg_log *log)
 		fd = open(self, O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		fd = fd_off_stdio(fd);
+		fd = kmsg__fd_off_stdio(fd);
 		if (fd < 0)
 			return fd;
 		close(log->fd);
@@ -253,7 +253,7 @@ int log_register_writer(struct kmsg_log *log)
 }
 
 /*
- * The id part of log_register_writer(), on the handle's own description:
+ * The id part of kmsg__log_register_writer(), on the handle's own description:
  * only async-signal-safe calls, for the fork child handler.
  */
 static int take_writer_id(struct kmsg_log *log)
@@ -261,7 +261,7 @@ static int take_writer_id(struct kmsg_log *log)
 	for (int tries = 0; tries < 64; tries++) {
 		uint64_t id = atomic_fetch_add(&log->hdr->writer_ids, 1) + 1;
 		int r;
-		/* Never the id in the lock word: ring_lock takes a lock
+		/* Never the id in the lock word: kmsg__ring_lock takes a lock
 		 * word holding its own id for another thread of this
 		 * handle and waits, so a stale word left with this id
 		 * (a hostile or reverted header) would block every
@@ -286,7 +286,7 @@ static int take_writer_id(struct kmsg_log *log)
  * Registers the handle afresh if a fork since its registration left it
  * without (FORK above: no /proc); threads of a child may ask at once.
  */
-int log_writer_ready(struct kmsg_log *log)
+int kmsg__log_writer_ready(struct kmsg_log *log)
 {
 	unsigned gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
 	int r = 0;
@@ -295,7 +295,7 @@ int log_writer_ready(struct kmsg_log *log)
 		return 0;
 	pthread_mutex_lock(&handles_lock);
 	if (atomic_load(&log->fork_gen) != gen)
-		r = log_register_writer(log);
+		r = kmsg__log_register_writer(log);
 	pthread_mutex_unlock(&handles_lock);
 	return r;
 }
@@ -306,7 +306,7 @@ int log_writer_ready(struct kmsg_log *log)
  * with read permission pretending (the kernel lets both coexist with
  * nothing but other read locks), so it says the writer is gone.
  */
-int log_owner_alive(struct kmsg_log *log, uint64_t writer_id)
+int kmsg__log_owner_alive(struct kmsg_log *log, uint64_t writer_id)
 {
 	struct flock fl = { .l_type = F_WRLCK };
 	if (ofd_lock(log->fd, F_OFD_GETLK, F_WRLCK,
@@ -316,7 +316,7 @@ int log_owner_alive(struct kmsg_log *log, uint64_t writer_id)
 }
 
 /* 1 if some reader is registered as a follower of the log. */
-int log_followers_present(struct kmsg_log *log)
+int kmsg__log_followers_present(struct kmsg_log *log)
 {
 	struct flock fl = { .l_type = F_WRLCK };
 	if (log->follower_registered)
@@ -326,7 +326,7 @@ int log_followers_present(struct kmsg_log *log)
 	return fl.l_type != F_UNLCK;
 }
 
-int log_register_follower(struct kmsg_log *log)
+int kmsg__log_register_follower(struct kmsg_log *log)
 {
 	int r;
 	if (log->follower_registered)
@@ -335,13 +335,13 @@ int log_register_follower(struct kmsg_log *log)
 	if (r < 0)
 		return r;
 	log->follower_registered = 1;
-	log->follower_since_ns = clock_ns(CLOCK_MONOTONIC);
+	log->follower_since_ns = kmsg__clock_ns(CLOCK_MONOTONIC);
 	return 0;
 }
 
 static uint32_t static_crc(const void *hdr)
 {
-	return crc32c_extend(0, hdr, HDR_CRC_OFF);
+	return kmsg__crc32c_extend(0, hdr, HDR_CRC_OFF);
 }
 
 /*
@@ -472,7 +472,7 @@ static uint64_t implicit_seq_id(const struct kmsg_hdr *h)
 	return id ? id : 1;
 }
 
-void log_numbering(const struct kmsg_hdr *h, struct numbering *n)
+void kmsg__log_numbering(const struct kmsg_hdr *h, struct numbering *n)
 {
 	for (int tries = 0;; tries++) {
 		uint64_t id = atomic_load_explicit(&h->seq_id, memory_order_acquire); /* N2 */
@@ -496,11 +496,11 @@ void log_numbering(const struct kmsg_hdr *h, struct numbering *n)
 	}
 }
 
-void log_stat_numbering(struct kmsg_stat *st, const struct kmsg_hdr *h)
+void kmsg__log_stat_numbering(struct kmsg_stat *st, const struct kmsg_hdr *h)
 {
 	struct numbering n;
 
-	log_numbering(h, &n);
+	kmsg__log_numbering(h, &n);
 	st->seq_id = n.id;
 	st->seq_id_since = n.since;
 	st->prev_seq_id = n.prev_id;
@@ -518,10 +518,10 @@ static void renew_numbering(struct kmsg_log *log)
 	struct numbering n;
 	uint64_t id = 0;
 
-	log_numbering(h, &n);
+	kmsg__log_numbering(h, &n);
 	while (id == 0 || id == n.id || id == n.prev_id)
 		if (getrandom(&id, sizeof(id), 0) != sizeof(id))
-			id = (uint64_t)clock_ns(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 40) ^ n.id;
+			id = (uint64_t)kmsg__clock_ns(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 40) ^ n.id;
 	atomic_store_explicit(&h->prev2_seq_id, n.prev_id, memory_order_relaxed);
 	atomic_store_explicit(&h->prev_seq_id_since, n.since, memory_order_relaxed);
 	atomic_store_explicit(&h->prev_seq_id, n.id, memory_order_relaxed);
@@ -554,7 +554,7 @@ static int dynamic_sane(const struct kmsg_log *log, const struct kmsg_hdr *h)
 	head = ring_norm(log, head);
 	if (head < tail) {
 		struct rec_hdr r;
-		if (!ring_check_record(log, head, &r))
+		if (!kmsg__ring_check_record(log, head, &r))
 			return 0;  /* head is only ever stored on a record */
 		if (!(r.flags & REC_PAD) && (r.seq >= next || next - r.seq > most))
 			return 0;
@@ -581,7 +581,7 @@ static void rebuild_dynamic(struct kmsg_log *log)
 		uint64_t len, at = m->pos;
 		if (m->magic != REC_MAGIC || at % D != phys || at >= (UINT64_C(1) << 62))
 			continue;
-		len = ring_check_record(log, at, &r);
+		len = kmsg__ring_check_record(log, at, &r);
 		if (!len || (r.flags & REC_PAD))
 			continue;
 		if (!found || r.seq > best_seq) {
@@ -620,7 +620,7 @@ static void rebuild_dynamic(struct kmsg_log *log)
 		uint64_t len, at = m->pos;
 		if (m->magic != REC_MAGIC || at % D != phys || at < window || at >= best_end)
 			continue;
-		len = ring_check_record(log, at, &r);
+		len = kmsg__ring_check_record(log, at, &r);
 		if (!len)
 			continue;
 		if (r.pos < head)
@@ -768,10 +768,10 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 		int repair = use_backup || cut_short;
 		if (use_backup)
 			memcpy(log->map, &backup, HDR_STATIC);
-		r = log_register_writer(log);
+		r = kmsg__log_register_writer(log);
 		if (r < 0)
 			goto fail;
-		r = ring_lock(log);
+		r = kmsg__ring_lock(log);
 		if (r < 0)
 			goto fail;
 		/* The first writer after a reboot cannot trust the header:
@@ -785,9 +785,9 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 			atomic_store(&log->hdr->boot_id, log->boot_id);
 		}
 		/* A writer that died before publishing what it committed. */
-		ring_recover_locked(log);
+		kmsg__ring_recover_locked(log);
 		upgrade_features(log);
-		ring_unlock(log);
+		kmsg__ring_unlock(log);
 	} else if (use_backup || !dynamic_sane(log, log->hdr)) {
 		/* A reader cannot repair the file, nor wait for a writer to:
 		 * it reads through a header of its own. */
@@ -805,7 +805,7 @@ fail:
 }
 
 /* For dump.c: a decompressed dump is opened from its memfd. */
-int log_open_fd(struct kmsg_log **out, int fd, unsigned flags)
+int kmsg__log_open_fd(struct kmsg_log **out, int fd, unsigned flags)
 {
 	return open_fd(out, fd, flags);
 }
@@ -819,7 +819,7 @@ int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags)
 	fd = open(path, (flags & KMSG_OPEN_WRITE ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	fd = fd_off_stdio(fd);
+	fd = kmsg__fd_off_stdio(fd);
 	if (fd < 0)
 		return fd;
 	r = open_fd(out, fd, flags);
@@ -842,10 +842,10 @@ static void init_header(struct kmsg_hdr *h, const struct kmsg_create_opts *o)
 	h->max_fields = KMSG_MAX_FIELDS_BYTES;
 	if (getrandom(h->ring_id, sizeof(h->ring_id), 0) != sizeof(h->ring_id)) {
 		/* No entropy source: the id needs only to tell logs apart. */
-		uint64_t t = (uint64_t)clock_ns(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 32);
+		uint64_t t = (uint64_t)kmsg__clock_ns(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 32);
 		memcpy(h->ring_id, &t, 8);
 	}
-	h->created_ns = clock_ns(CLOCK_REALTIME);
+	h->created_ns = kmsg__clock_ns(CLOCK_REALTIME);
 	h->first_seq = o->first_seq;
 	h->incompat = INCOMPAT_KNOWN;
 	h->header_crc = static_crc(h);
@@ -884,7 +884,7 @@ static int build_new(int *fd, char *tmp, size_t tmpsz, const char *path,
 	int r;
 
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		rnd = (uint64_t)clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)getpid();
+		rnd = (uint64_t)kmsg__clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)getpid();
 	if ((size_t)snprintf(tmp, tmpsz, "%s.new-%016llx", path,
 			     (unsigned long long)rnd) >= tmpsz)
 		return -ENAMETOOLONG;
@@ -892,7 +892,7 @@ static int build_new(int *fd, char *tmp, size_t tmpsz, const char *path,
 		   o->mode & 07777);
 	if (*fd < 0)
 		return -errno;
-	*fd = fd_off_stdio(*fd);
+	*fd = kmsg__fd_off_stdio(*fd);
 	if (*fd < 0) {
 		r = *fd;
 		unlink(tmp);
@@ -943,7 +943,7 @@ int kmsg_log_create(struct kmsg_log **out, const char *path,
 	flags |= KMSG_OPEN_WRITE;
 	for (int attempt = 0; attempt < 8; attempt++) {
 		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		if (fd >= 0 && (fd = fd_off_stdio(fd)) < 0)
+		if (fd >= 0 && (fd = kmsg__fd_off_stdio(fd)) < 0)
 			return fd;
 		if (fd >= 0) {
 			r = check_existing(fd);
@@ -1045,7 +1045,7 @@ int kmsg_log_stat(struct kmsg_stat *st, struct kmsg_log *log)
 	st->evicted = atomic_load(&h->evicted);
 	st->damaged = atomic_load(&h->damaged);
 	st->takeovers = atomic_load(&h->takeovers);
-	log_stat_numbering(st, h);
+	kmsg__log_stat_numbering(st, h);
 	{
 		uint64_t head = atomic_load(&h->head), tail = atomic_load(&h->tail);
 		st->used = tail >= head ? tail - head : 0;
@@ -1053,7 +1053,7 @@ int kmsg_log_stat(struct kmsg_stat *st, struct kmsg_log *log)
 	/* The oldest record's number is in the record, not the header. */
 	{
 		uint64_t pos;
-		n = ring_oldest(log, &pos, &st->first_seq);
+		n = kmsg__ring_oldest(log, &pos, &st->first_seq);
 		if (n == 1)
 			st->first_seq = st->next_seq;  /* writers overtook us */
 	}

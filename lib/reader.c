@@ -244,7 +244,7 @@ static int end_seq(const struct kmsg_log *log, uint64_t *tail_out, uint64_t *seq
 		if (atomic_load_explicit(&h->tail, memory_order_acquire) != tail)
 			continue;
 		/* A pad there carries the number of the record after it. */
-		if (ring_check_record(log, ring_norm(log, tail), &hd) && hd.seq + 1 == next)
+		if (kmsg__ring_check_record(log, ring_norm(log, tail), &hd) && hd.seq + 1 == next)
 			next--;
 		break;
 	}
@@ -333,9 +333,9 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 		 * the rest, copied and checksummed in one pass. */
 		memcpy(r->buf, log->data + phys, REC_HDR);                          /* R2 */
 		memcpy(&hd, r->buf, REC_HDR);
-		len = ring_header_at(log, pos, phys, r->buf);
+		len = kmsg__ring_header_at(log, pos, phys, r->buf);
 		if (len && pos + len <= tail) {
-			crc = rec_crc_copy_body(r->buf, log->data + phys,
+			crc = kmsg__rec_crc_copy_body(r->buf, log->data + phys,
 						(uint32_t)rec_size(hd.text_len, hd.fields_len));
 		} else {
 			len = 0;
@@ -348,7 +348,7 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 				continue;
 			}
 		}
-		if (!len || rec_crc_finish(crc, hd.seq, hd.pos, hd.len) != hd.crc) { /* R3 */
+		if (!len || kmsg__rec_crc_finish(crc, hd.seq, hd.pos, hd.len) != hd.crc) { /* R3 */
 			uint64_t to = pos + REC_ALIGN;
 			/* The first bad record of a stretch: on at the record
 			 * expected, wherever it lies (see resync()). */
@@ -721,7 +721,7 @@ int kmsg_reader_next(struct kmsg_reader *r, struct kmsg_record *rec)
 	/* The identity after the record: a renewal since kept the number
 	 * of every record that was there (log.c, THE NUMBERING'S IDENTITY). */
 	if (n == 1) {
-		log_numbering(r->log->hdr, &num);
+		kmsg__log_numbering(r->log->hdr, &num);
 		rec->seq_id = num.id;
 	}
 	return n;
@@ -749,7 +749,7 @@ static int find_record(const struct kmsg_log *log, uint64_t from, uint64_t limit
 		uint64_t len;
 		if (c->magic != REC_MAGIC || c->pos != p)
 			continue;
-		len = ring_check_record(log, p, hd);
+		len = kmsg__ring_check_record(log, p, hd);
 		if (!len)
 			continue;
 		if (hd->flags & REC_PAD) {
@@ -873,7 +873,7 @@ static int seek_by(struct kmsg_reader *r, int by_time, uint64_t want_seq,
 	return 0;
 }
 
-int ring_oldest(const struct kmsg_log *log, uint64_t *pos, uint64_t *seq)
+int kmsg__ring_oldest(const struct kmsg_log *log, uint64_t *pos, uint64_t *seq)
 {
 	for (int attempt = 0; attempt < 16; attempt++) {
 		uint64_t head, tail, now_tail, at, end;
@@ -908,7 +908,7 @@ int kmsg_reader_seek(struct kmsg_reader *r, enum kmsg_whence whence)
 	switch (whence) {
 	case KMSG_SEEK_OLDEST: {
 		uint64_t at;
-		err = ring_oldest(r->log, &at, &seq);
+		err = kmsg__ring_oldest(r->log, &at, &seq);
 		if (err == 1)
 			return seek_by(r, 0, 0, 0, UINT64_MAX);
 		if (err)
@@ -956,15 +956,15 @@ int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms)
 		return KMSG_EINVAL;
 	log = r->log;
 	word = &log->hdr->wake;
-	err = log_register_follower(log);
+	err = kmsg__log_register_follower(log);
 	if (err < 0)
 		return err;
 	if (timeout_ms >= 0)
-		deadline = clock_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
+		deadline = kmsg__clock_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
 	for (;;) {
 		uint32_t seen = atomic_load_explicit(word, memory_order_acquire);
 		uint64_t tail = atomic_load_explicit(&log->hdr->tail, memory_order_acquire);
-		int64_t now = clock_ns(CLOCK_MONOTONIC), wait_ns = INT64_MAX;
+		int64_t now = kmsg__clock_ns(CLOCK_MONOTONIC), wait_ns = INT64_MAX;
 		struct timespec ts, *tsp = NULL;
 		long rc;
 

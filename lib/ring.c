@@ -56,7 +56,7 @@
  * A writer may die between any two instructions.  The next writer that
  * wants the lock sees that the owner's OFD lock is gone, takes the lock
  * over (compare-and-swap of the dead id to its own) and repairs
- * (ring_recover_locked): W1 is complete after each single store of head;
+ * (kmsg__ring_recover_locked): W1 is complete after each single store of head;
  * bytes written beyond tail but not committed are never visible and get
  * overwritten; a record committed (W3) but not published (W4, W5) is
  * recognised at tail by its sequence number and position and published.
@@ -122,30 +122,30 @@
 #include <unistd.h>
 
 
-uint32_t rec_crc_body(const void *rec, uint32_t end)
+uint32_t kmsg__rec_crc_body(const void *rec, uint32_t end)
 {
-	return crc32c_extend(0, (const unsigned char *)rec + 24, end - 24);
+	return kmsg__crc32c_extend(0, (const unsigned char *)rec + 24, end - 24);
 }
 
-uint32_t rec_crc_copy_body(unsigned char *dst, const unsigned char *src, uint32_t end)
+uint32_t kmsg__rec_crc_copy_body(unsigned char *dst, const unsigned char *src, uint32_t end)
 {
-	uint32_t c = crc32c_extend(0, dst + 24, REC_HDR - 24);
-	return crc32c_copy(c, dst + REC_HDR, src + REC_HDR, end - REC_HDR);
+	uint32_t c = kmsg__crc32c_extend(0, dst + 24, REC_HDR - 24);
+	return kmsg__crc32c_copy(c, dst + REC_HDR, src + REC_HDR, end - REC_HDR);
 }
 
-uint32_t rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t len)
+uint32_t kmsg__rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t len)
 {
 	uint64_t tail[3] = { seq, pos, len };
-	return crc32c_extend(body_crc, tail, sizeof(tail));
+	return kmsg__crc32c_extend(body_crc, tail, sizeof(tail));
 }
 
 
 /*
- * The header checks of ring_check_record() for a record whose data offset
+ * The header checks of kmsg__ring_check_record() for a record whose data offset
  * the caller already knows (pos % D is a division; the append path and
  * readers keep offsets instead).
  */
-uint64_t ring_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
+uint64_t kmsg__ring_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 			  const unsigned char *p)
 {
 	struct rec_hdr h;
@@ -170,7 +170,7 @@ uint64_t ring_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 	return h.len;
 }
 
-uint64_t ring_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
+uint64_t kmsg__ring_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 		       const unsigned char *p, struct rec_hdr *hd)
 {
 	struct rec_hdr h;
@@ -180,11 +180,11 @@ uint64_t ring_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 	 * mapping, where a writer (or a hostile one) can change the
 	 * lengths between two reads. */
 	memcpy(&h, p, REC_HDR);
-	len = ring_header_at(log, pos, phys, (const unsigned char *)&h);
+	len = kmsg__ring_header_at(log, pos, phys, (const unsigned char *)&h);
 	if (!len)
 		return 0;
 	/* A pad's checksum covers its header alone (its lengths are 0). */
-	if (rec_crc_finish(rec_crc_body(p, (uint32_t)rec_size(h.text_len, h.fields_len)),
+	if (kmsg__rec_crc_finish(kmsg__rec_crc_body(p, (uint32_t)rec_size(h.text_len, h.fields_len)),
 			   h.seq, h.pos, h.len) != h.crc)
 		return 0;
 	if (hd)
@@ -192,11 +192,11 @@ uint64_t ring_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 	return len;
 }
 
-uint64_t ring_check_record(const struct kmsg_log *log, uint64_t pos,
+uint64_t kmsg__ring_check_record(const struct kmsg_log *log, uint64_t pos,
 			   struct rec_hdr *hd)
 {
 	uint64_t phys = pos % log->data_size;
-	return ring_check_at(log, pos, phys, log->data + phys, hd);
+	return kmsg__ring_check_at(log, pos, phys, log->data + phys, hd);
 }
 
 static inline void cpu_relax(void)
@@ -209,7 +209,7 @@ static inline void cpu_relax(void)
 static void take_over(struct kmsg_log *log)
 {
 	atomic_fetch_add_explicit(&log->hdr->takeovers, 1, memory_order_relaxed);
-	ring_recover_locked(log);
+	kmsg__ring_recover_locked(log);
 }
 
 /*
@@ -218,7 +218,7 @@ static void take_over(struct kmsg_log *log)
  * lock is taken over at once; a live one is waited for, yielding and then
  * sleeping, up to log->lock_wait_ns, then KMSG_EBUSY.
  */
-int ring_lock(struct kmsg_log *log)
+int kmsg__ring_lock(struct kmsg_log *log)
 {
 	_Atomic uint64_t *lock = &log->hdr->lock;
 	uint64_t me = log->writer_id, cur = 0;
@@ -242,7 +242,7 @@ int ring_lock(struct kmsg_log *log)
 		}
 		/* cur == me is another thread on this handle: alive by
 		 * definition (and the kernel would not report our own lock). */
-		if (cur != me && !log_owner_alive(log, cur)) {
+		if (cur != me && !kmsg__log_owner_alive(log, cur)) {
 			if (atomic_compare_exchange_strong_explicit(lock, &cur, me,
 					memory_order_acquire, memory_order_relaxed)) {
 				take_over(log);
@@ -250,7 +250,7 @@ int ring_lock(struct kmsg_log *log)
 			}
 			continue;
 		}
-		int64_t now = clock_ns(CLOCK_MONOTONIC);
+		int64_t now = kmsg__clock_ns(CLOCK_MONOTONIC);
 		if (!start)
 			start = now;
 		else if (now - start > log->lock_wait_ns)
@@ -265,7 +265,7 @@ int ring_lock(struct kmsg_log *log)
 	}
 }
 
-void ring_unlock(struct kmsg_log *log)
+void kmsg__ring_unlock(struct kmsg_log *log)
 {
 	atomic_store_explicit(&log->hdr->lock, 0, memory_order_release);
 }
@@ -276,7 +276,7 @@ void ring_unlock(struct kmsg_log *log)
  * record is recognised by its position field, its sequence number (next_seq,
  * or next_seq - 1 when W4 was done and W5 not) and its checksum.
  */
-void ring_recover_locked(struct kmsg_log *log)
+void kmsg__ring_recover_locked(struct kmsg_log *log)
 {
 	struct kmsg_hdr *h = log->hdr;
 	uint64_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
@@ -290,7 +290,7 @@ void ring_recover_locked(struct kmsg_log *log)
 
 		if (pos + REC_HDR - head > log->data_size)
 			break;  /* would run into the oldest record */
-		len = ring_check_record(log, pos, &hd);
+		len = kmsg__ring_check_record(log, pos, &hd);
 		if (!len)
 			break;
 		/* seq + 1 == next: the writer died between W4 and W5.  No
@@ -342,7 +342,7 @@ static void evict_until(struct kmsg_log *log, uint64_t end)
 		}
 		/* The record is going: its header tells how far to skip, its
 		 * checksum does not matter (and would double the cost). */
-		len = ring_header_at(log, head, phys, log->data + phys);
+		len = kmsg__ring_header_at(log, head, phys, log->data + phys);
 		if (len) {
 			if (!(((const struct rec_hdr *)(log->data + phys))->flags & REC_PAD))
 				evicted++;
@@ -385,7 +385,7 @@ static void write_pad(struct kmsg_log *log, uint64_t pos, uint64_t phys, uint64_
 	pad.pos = pos;
 	pad.flags = REC_PAD;
 	pad.magic = REC_MAGIC;
-	pad.crc = rec_crc_finish(rec_crc_body(&pad, REC_HDR), seq, pos, room);
+	pad.crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(&pad, REC_HDR), seq, pos, room);
 	memcpy((unsigned char *)r + 16, (unsigned char *)&pad + 16, REC_HDR - 16);
 	memcpy(r, &pad, 8);
 	__atomic_store_n(&r->seq, seq, __ATOMIC_RELEASE);
@@ -405,10 +405,10 @@ static __thread int64_t wall_offset, wall_until;
 
 static void now_times(int64_t *real_ns, int64_t *boot_ns)
 {
-	int64_t b = clock_ns(CLOCK_BOOTTIME);
+	int64_t b = kmsg__clock_ns(CLOCK_BOOTTIME);
 
 	if (b >= wall_until || b < wall_until - WALL_REFRESH_NS) {
-		int64_t r = clock_ns(CLOCK_REALTIME), b2 = clock_ns(CLOCK_BOOTTIME);
+		int64_t r = kmsg__clock_ns(CLOCK_REALTIME), b2 = kmsg__clock_ns(CLOCK_BOOTTIME);
 		wall_offset = r - (b + (b2 - b) / 2);
 		b = b2;
 		wall_until = b + WALL_REFRESH_NS;
@@ -497,7 +497,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 	len = rec_size(e->text_len, fields_len);
 	if (len > log->max_rec)
 		return KMSG_ETOOLONG;
-	err = log_writer_ready(log);
+	err = kmsg__log_writer_ready(log);
 	if (err)
 		return err;
 	if (len > sizeof(small) && !(buf = malloc(len)))
@@ -515,7 +515,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 	}
 	r->boot_id = log->boot_id;
 	r->pid = e->pid ? e->pid : log->pid;
-	r->caller = e->caller ? e->caller : log_tid();
+	r->caller = e->caller ? e->caller : kmsg__log_tid();
 	r->text_len = (uint16_t)e->text_len;
 	r->fields_len = (uint16_t)fields_len;
 	r->prio = (uint8_t)(e->facility << 3 | e->level);
@@ -526,21 +526,21 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 	put_fields(buf + REC_HDR + e->text_len, e);
 	memset(buf + REC_HDR + e->text_len + fields_len, 0,
 	       len - (REC_HDR + e->text_len + fields_len));
-	body_crc = rec_crc_body(buf, (uint32_t)len);
+	body_crc = kmsg__rec_crc_body(buf, (uint32_t)len);
 
-	err = ring_lock(log);
+	err = kmsg__ring_lock(log);
 	if (err)
 		goto out;
 	h = log->hdr;
 	seq = atomic_load_explicit(&h->next_seq, memory_order_relaxed);
 	if (seq == UINT64_MAX) {
-		ring_unlock(log);
+		kmsg__ring_unlock(log);
 		err = KMSG_ESEQ;
 		goto out;
 	}
 	pos = atomic_load_explicit(&h->tail, memory_order_relaxed);
 	if (pos > (UINT64_C(1) << 62)) {
-		ring_unlock(log);
+		kmsg__ring_unlock(log);
 		err = KMSG_ESEQ;
 		goto out;
 	}
@@ -558,7 +558,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 	}
 	/* W3: everything but seq, then seq as the commit. */
 	r->pos = pos;
-	r->crc = rec_crc_finish(body_crc, seq, pos, (uint32_t)len);
+	r->crc = kmsg__rec_crc_finish(body_crc, seq, pos, (uint32_t)len);
 	{
 		unsigned char *dst = log->data + phys;
 		/* len and crc from registers: reloading the two 4-byte
@@ -570,7 +570,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 	}
 	atomic_store_explicit(&h->next_seq, seq + 1, memory_order_relaxed);  /* W4 */
 	atomic_store_explicit(&h->tail, pos + len, memory_order_release);     /* W5 */
-	ring_unlock(log);                                                      /* W6 */
+	kmsg__ring_unlock(log);                                                      /* W6 */
 
 	if (log->flags & KMSG_OPEN_SYNC) {
 		sync_range(log->data + phys, len);
@@ -578,12 +578,12 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 	}
 	/* Followers: probe now and then; wake only when one exists. */
 	{
-		int64_t now = e->flags & KMSG_TIMES ? clock_ns(CLOCK_BOOTTIME) : r->boot_ns;
+		int64_t now = e->flags & KMSG_TIMES ? kmsg__clock_ns(CLOCK_BOOTTIME) : r->boot_ns;
 		int64_t next = atomic_load_explicit(&log->next_probe_ns, memory_order_relaxed);
 		if (now >= next || now < next - FOLLOWER_PROBE_NS) {
 			atomic_store_explicit(&log->next_probe_ns, now + FOLLOWER_PROBE_NS,
 					      memory_order_relaxed);
-			atomic_store_explicit(&log->followers, log_followers_present(log),
+			atomic_store_explicit(&log->followers, kmsg__log_followers_present(log),
 					      memory_order_relaxed);
 		}
 	}

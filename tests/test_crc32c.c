@@ -8,20 +8,20 @@
 Test(crc32c, standard_check_value)
 {
 	/* The CRC-32C check value every implementation publishes. */
-	cr_assert_eq(crc32c_extend(0, "123456789", 9), 0xe3069283u);
-	cr_assert_eq(crc32c_extend_sw(0, "123456789", 9), 0xe3069283u);
+	cr_assert_eq(kmsg__crc32c_extend(0, "123456789", 9), 0xe3069283u);
+	cr_assert_eq(kmsg__crc32c_extend_sw(0, "123456789", 9), 0xe3069283u);
 }
 
 Test(crc32c, rfc3720_vectors)
 {
 	unsigned char buf[32];
 	memset(buf, 0, sizeof(buf));
-	cr_assert_eq(crc32c_extend(0, buf, 32), 0x8a9136aau);
+	cr_assert_eq(kmsg__crc32c_extend(0, buf, 32), 0x8a9136aau);
 	memset(buf, 0xff, sizeof(buf));
-	cr_assert_eq(crc32c_extend(0, buf, 32), 0x62a8ab43u);
+	cr_assert_eq(kmsg__crc32c_extend(0, buf, 32), 0x62a8ab43u);
 	for (int i = 0; i < 32; i++)
 		buf[i] = (unsigned char)i;
-	cr_assert_eq(crc32c_extend(0, buf, 32), 0x46dd794eu);
+	cr_assert_eq(kmsg__crc32c_extend(0, buf, 32), 0x46dd794eu);
 }
 
 Test(crc32c, paths_agree_at_every_length_and_alignment)
@@ -32,8 +32,8 @@ Test(crc32c, paths_agree_at_every_length_and_alignment)
 		buf[i] = (unsigned char)rand();
 	for (size_t off = 0; off < 8; off++)
 		for (size_t len = 0; len + off <= sizeof(buf); len += 13)
-			cr_assert_eq(crc32c_extend(0, buf + off, len),
-				     crc32c_extend_sw(0, buf + off, len),
+			cr_assert_eq(kmsg__crc32c_extend(0, buf + off, len),
+				     kmsg__crc32c_extend_sw(0, buf + off, len),
 				     "off %zu len %zu", off, len);
 }
 
@@ -42,11 +42,11 @@ Test(crc32c, extending_equals_one_pass)
 	const char *s = "the quick brown fox jumps over the lazy dog";
 	size_t n = strlen(s);
 	for (size_t cut = 0; cut <= n; cut++)
-		cr_assert_eq(crc32c_extend(crc32c_extend(0, s, cut), s + cut, n - cut),
-			     crc32c_extend(0, s, n));
+		cr_assert_eq(kmsg__crc32c_extend(kmsg__crc32c_extend(0, s, cut), s + cut, n - cut),
+			     kmsg__crc32c_extend(0, s, n));
 }
 
-/* The reader copies records out of the ring with crc32c_copy: the copy
+/* The reader copies records out of the ring with kmsg__crc32c_copy: the copy
  * must be exact and the CRC the one of the bytes, at every length and
  * alignment, chained onto a running CRC. */
 Test(crc32c, copy_and_checksum_in_one_pass)
@@ -57,8 +57,8 @@ Test(crc32c, copy_and_checksum_in_one_pass)
 	for (size_t off = 0; off < 8; off++)
 		for (size_t n = 0; n + off <= 280; n++) {
 			memset(dst, 0xee, sizeof(dst));
-			uint32_t c = crc32c_copy(0x12345678, dst + off, src + off, n);
-			cr_assert_eq(c, crc32c_extend_sw(0x12345678, src + off, n), "n %zu off %zu", n, off);
+			uint32_t c = kmsg__crc32c_copy(0x12345678, dst + off, src + off, n);
+			cr_assert_eq(c, kmsg__crc32c_extend_sw(0x12345678, src + off, n), "n %zu off %zu", n, off);
 			cr_assert_eq(memcmp(dst + off, src + off, n), 0);
 			cr_assert_eq(dst[off + n], 0xee, "nothing past the end is written");
 		}

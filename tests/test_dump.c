@@ -683,7 +683,7 @@ Test(dump, a_header_claiming_more_than_arrives)
 	signal(SIGPIPE, SIG_IGN);
 	memcpy(&h, log->hdr, HDR_SIZE);
 	h.file_size = KMSG_MAX_SIZE;
-	h.header_crc = crc32c_extend(0, &h, HDR_CRC_OFF);
+	h.header_crc = kmsg__crc32c_extend(0, &h, HDR_CRC_OFF);
 	memcpy(raw, &h, HDR_SIZE);
 	memset(raw + HDR_SIZE, 'x', sizeof(raw) - HDR_SIZE);
 

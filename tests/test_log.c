@@ -231,7 +231,7 @@ Test(log, header_that_lies_about_sizes_is_refused)
 	fd = open(tu_path("h.log"), O_RDWR);
 	cr_assert_eq(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
 	h.data_size *= 4;
-	h.header_crc = crc32c_extend(0, &h, HDR_CRC_OFF);
+	h.header_crc = kmsg__crc32c_extend(0, &h, HDR_CRC_OFF);
 	cr_assert_eq(pwrite(fd, &h, HDR_STATIC, 0), HDR_STATIC);
 	cr_assert_eq(pwrite(fd, &h, HDR_STATIC, 65536 - HDR_STATIC), HDR_STATIC);
 	close(fd);
@@ -248,7 +248,7 @@ Test(log, newer_format_version_is_refused)
 	fd = open(tu_path("v.log"), O_RDWR);
 	cr_assert_eq(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
 	h.version = 99;
-	h.header_crc = crc32c_extend(0, &h, HDR_CRC_OFF);
+	h.header_crc = kmsg__crc32c_extend(0, &h, HDR_CRC_OFF);
 	cr_assert_eq(pwrite(fd, &h, HDR_STATIC, 0), HDR_STATIC);
 	cr_assert_eq(pwrite(fd, &h, HDR_STATIC, 65536 - HDR_STATIC), HDR_STATIC);
 	close(fd);

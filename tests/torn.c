@@ -112,9 +112,9 @@ static uint64_t digest(const struct kmsg_record *r)
 			  (int64_t)r->pid << 32 | r->caller,
 			  (int64_t)(r->facility << 16 | r->level << 8 | r->flags),
 			  (int64_t)r->text_len };
-	a = crc32c_extend(0, id, sizeof(id));
-	a = crc32c_extend(a, r->text, r->text_len);
-	b = crc32c_extend(~a, r->fields, r->fields_len);
+	a = kmsg__crc32c_extend(0, id, sizeof(id));
+	a = kmsg__crc32c_extend(a, r->text, r->text_len);
+	b = kmsg__crc32c_extend(~a, r->fields, r->fields_len);
 	return (uint64_t)a << 32 | b;
 }
 
