@@ -149,7 +149,7 @@ static int make_plan(struct plan *p, const struct kmsg_log *log)
 	memcpy(h, src, HDR_STATIC);
 	h->file_size = p->file_size;
 	h->data_size = p->data_size;
-	h->header_crc = kmsg__crc32c_extend(0, h, HDR_CRC_OFF);
+	h->header_crc = kmsg__hdr_crc(h);
 	atomic_store_explicit(&h->head, p->tail - p->span, memory_order_relaxed);
 	atomic_store_explicit(&h->tail, p->tail, memory_order_relaxed);
 	atomic_store_explicit(&h->next_seq, p->next_seq, memory_order_relaxed);
@@ -393,15 +393,8 @@ static int dump_once(uint64_t *count, struct gz_out *g, struct kmsg_log *log)
 	 * if it is short enough to be one (see the overview). */
 	if (p.span - used >= REC_HDR && p.span - used <= p.data_size / 2) {
 		struct rec_hdr pad;
-		uint32_t room = (uint32_t)(p.span - used);
 
-		memset(&pad, 0, sizeof(pad));
-		pad.len = room;
-		pad.seq = p.next_seq;
-		pad.pos = head + used;
-		pad.flags = REC_PAD;
-		pad.magic = REC_MAGIC;
-		pad.crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(&pad, REC_HDR), pad.seq, pad.pos, room);
+		kmsg__rec_pad(&pad, head + used, p.next_seq, (uint32_t)(p.span - used));
 		err = put_bytes(g, &pad, REC_HDR);
 		used += REC_HDR;
 	}
@@ -714,7 +707,7 @@ out:
 static int header_ok(const struct kmsg_hdr *h)
 {
 	return memcmp(h->magic, KMSG_MAGIC, 8) == 0 &&
-	       kmsg__crc32c_extend(0, h, HDR_CRC_OFF) == h->header_crc &&
+	       kmsg__hdr_crc(h) == h->header_crc &&
 	       h->file_size >= KMSG_MIN_SIZE && h->file_size <= KMSG_MAX_SIZE &&
 	       h->file_size % PAGE == 0;
 }
@@ -1043,7 +1036,7 @@ int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t hea
 		}
 	}
 	/* A pad or zeros where the first record would be: none was copied. */
-	if (kmsg__ring_check_at(&fake, hd, phys, rec, &rh) && !(rh.flags & REC_PAD))
+	if (kmsg__rec_check_at(&fake, hd, phys, rec, &rh) && !(rh.flags & REC_PAD))
 		st->first_seq = rh.seq;
 	else if (rh.magic == REC_MAGIC && !(rh.flags & REC_PAD))
 		err = KMSG_ECORRUPT;

@@ -195,10 +195,7 @@ int kmsg__fd_off_stdio(int fd);         /* never a log on fd 0, 1 or 2 */
  */
 int kmsg__ring_oldest(const struct kmsg_log *log, uint64_t *pos, uint64_t *seq);
 
-/* ring.c */
-int kmsg__ring_lock(struct kmsg_log *log);
-void kmsg__ring_unlock(struct kmsg_log *log);
-void kmsg__ring_recover_locked(struct kmsg_log *log);
+/* record.c: the record codec */
 /*
  * Checks the record at logical position pos as it lies in the mapping
  * (racing writers are the caller's business): returns its length if it is
@@ -206,16 +203,24 @@ void kmsg__ring_recover_locked(struct kmsg_log *log);
  * not NULL it gets the header the checks were made on: use that copy, not
  * the mapping, which a writer may change meanwhile.
  */
-uint64_t kmsg__ring_check_record(const struct kmsg_log *log, uint64_t pos,
-			   struct rec_hdr *hd);
+uint64_t kmsg__rec_check(const struct kmsg_log *log, uint64_t pos, struct rec_hdr *hd);
 /* The header checks alone (no checksum), for a copy of the header at p:
  * the record's length if it is plausible, else 0. */
-uint64_t kmsg__ring_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
-			const unsigned char *p);
-/* kmsg__ring_check_record for a record whose offset phys == pos % D the caller knows,
+uint64_t kmsg__rec_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
+			     const unsigned char *p);
+/* kmsg__rec_check for a record whose offset phys == pos % D the caller knows,
  * with its bytes (in the mapping or a copy) at p. */
-uint64_t kmsg__ring_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
-		       const unsigned char *p, struct rec_hdr *hd);
+uint64_t kmsg__rec_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
+			    const unsigned char *p, struct rec_hdr *hd);
+/* A committed pad record at pos, numbered seq, filling room bytes. */
+void kmsg__rec_pad(struct rec_hdr *pad, uint64_t pos, uint64_t seq, uint32_t room);
+/* The checksum of the header's static part (bytes 0..123). */
+uint32_t kmsg__hdr_crc(const void *hdr);
+
+/* ring.c */
+int kmsg__ring_lock(struct kmsg_log *log);
+void kmsg__ring_unlock(struct kmsg_log *log);
+void kmsg__ring_recover_locked(struct kmsg_log *log);
 /*
  * pos % data_size from a remembered position *at and its offset *at_phys:
  * a 64-bit division costs more than the rest of a record's checks, and

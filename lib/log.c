@@ -339,11 +339,6 @@ int kmsg__log_register_follower(struct kmsg_log *log)
 	return 0;
 }
 
-static uint32_t static_crc(const void *hdr)
-{
-	return kmsg__crc32c_extend(0, hdr, HDR_CRC_OFF);
-}
-
 /*
  * Checks a static header (primary or backup copy): its sizes must agree
  * with each other and the file must be as long as it says, or shorter when
@@ -356,7 +351,7 @@ static int check_static(const struct kmsg_hdr *h, uint64_t st_size, int short_ok
 
 	if (memcmp(h->magic, KMSG_MAGIC, 8) != 0)
 		return KMSG_ENOTLOG;
-	if (static_crc(h) != h->header_crc)
+	if (kmsg__hdr_crc(h) != h->header_crc)
 		return KMSG_ECORRUPT;
 	if (h->version != KMSG_FORMAT_VERSION || (h->incompat & ~INCOMPAT_KNOWN))
 		return KMSG_EVERSION;
@@ -428,7 +423,7 @@ static void upgrade_features(struct kmsg_log *log)
 	if ((h->incompat & INCOMPAT_KNOWN) == INCOMPAT_KNOWN)
 		return;
 	h->incompat |= INCOMPAT_KNOWN;
-	h->header_crc = static_crc(h);
+	h->header_crc = kmsg__hdr_crc(h);
 	msync(log->map, HDR_STATIC, MS_SYNC);
 	memcpy(log->map + log->map_size - BACKUP_SIZE, h, BACKUP_SIZE);
 	msync(log->map + ((log->map_size - BACKUP_SIZE) & ~(uint64_t)4095),
@@ -554,7 +549,7 @@ static int dynamic_sane(const struct kmsg_log *log, const struct kmsg_hdr *h)
 	head = ring_norm(log, head);
 	if (head < tail) {
 		struct rec_hdr r;
-		if (!kmsg__ring_check_record(log, head, &r))
+		if (!kmsg__rec_check(log, head, &r))
 			return 0;  /* head is only ever stored on a record */
 		if (!(r.flags & REC_PAD) && (r.seq >= next || next - r.seq > most))
 			return 0;
@@ -581,7 +576,7 @@ static void rebuild_dynamic(struct kmsg_log *log)
 		uint64_t len, at = m->pos;
 		if (m->magic != REC_MAGIC || at % D != phys || at >= (UINT64_C(1) << 62))
 			continue;
-		len = kmsg__ring_check_record(log, at, &r);
+		len = kmsg__rec_check(log, at, &r);
 		if (!len || (r.flags & REC_PAD))
 			continue;
 		if (!found || r.seq > best_seq) {
@@ -620,7 +615,7 @@ static void rebuild_dynamic(struct kmsg_log *log)
 		uint64_t len, at = m->pos;
 		if (m->magic != REC_MAGIC || at % D != phys || at < window || at >= best_end)
 			continue;
-		len = kmsg__ring_check_record(log, at, &r);
+		len = kmsg__rec_check(log, at, &r);
 		if (!len)
 			continue;
 		if (r.pos < head)
@@ -848,7 +843,7 @@ static void init_header(struct kmsg_hdr *h, const struct kmsg_create_opts *o)
 	h->created_ns = kmsg__clock_ns(CLOCK_REALTIME);
 	h->first_seq = o->first_seq;
 	h->incompat = INCOMPAT_KNOWN;
-	h->header_crc = static_crc(h);
+	h->header_crc = kmsg__hdr_crc(h);
 	atomic_store(&h->next_seq, o->first_seq);
 	atomic_store(&h->clear_seq, o->first_seq);
 	/* Made in this boot and empty: nothing for the first writer to

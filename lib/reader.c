@@ -244,7 +244,7 @@ static int end_seq(const struct kmsg_log *log, uint64_t *tail_out, uint64_t *seq
 		if (atomic_load_explicit(&h->tail, memory_order_acquire) != tail)
 			continue;
 		/* A pad there carries the number of the record after it. */
-		if (kmsg__ring_check_record(log, ring_norm(log, tail), &hd) && hd.seq + 1 == next)
+		if (kmsg__rec_check(log, ring_norm(log, tail), &hd) && hd.seq + 1 == next)
 			next--;
 		break;
 	}
@@ -333,7 +333,7 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 		 * the rest, copied and checksummed in one pass. */
 		memcpy(r->buf, log->data + phys, REC_HDR);                          /* R2 */
 		memcpy(&hd, r->buf, REC_HDR);
-		len = kmsg__ring_header_at(log, pos, phys, r->buf);
+		len = kmsg__rec_header_at(log, pos, phys, r->buf);
 		if (len && pos + len <= tail) {
 			crc = kmsg__rec_crc_copy_body(r->buf, log->data + phys,
 						(uint32_t)rec_size(hd.text_len, hd.fields_len));
@@ -749,7 +749,7 @@ static int find_record(const struct kmsg_log *log, uint64_t from, uint64_t limit
 		uint64_t len;
 		if (c->magic != REC_MAGIC || c->pos != p)
 			continue;
-		len = kmsg__ring_check_record(log, p, hd);
+		len = kmsg__rec_check(log, p, hd);
 		if (!len)
 			continue;
 		if (hd->flags & REC_PAD) {
