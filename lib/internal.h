@@ -60,7 +60,8 @@ struct kmsg_hdr {
 	_Atomic uint64_t evicted;   /* 176 */
 	_Atomic uint64_t damaged;   /* 184 */
 	_Atomic uint32_t wake;      /* 192 futex word: bumped when followers wait */
-	uint32_t pad0;              /* 196 */
+	_Atomic uint32_t deferrals; /* 196 bumped when a writer stops waking
+	                               for a while (ring.c, WAKING FOLLOWERS) */
 	_Atomic uint64_t takeovers; /* 200 */
 	_Atomic uint64_t boot_id;   /* 208 boot of the last writer that opened */
 	/* The numbering's identity (see kmsg__log_numbering()): 0 in a log made
@@ -130,6 +131,8 @@ uint32_t kmsg__rec_crc_copy_body(unsigned char *dst, const unsigned char *src, u
 
 /* How often a writer looks for followers, and the reader's matching wait. */
 #define FOLLOWER_PROBE_NS   (10 * 1000 * 1000)
+/* How long a writer whose wake woke nobody only bumps the word. */
+#define WAKE_QUIET_NS       (500 * 1000)
 
 struct kmsg_log {
 	int fd;
@@ -153,6 +156,7 @@ struct kmsg_log {
 	/* A handle may be shared by threads: these two are atomics. */
 	_Atomic int64_t next_probe_ns; /* when to look for followers again */
 	_Atomic int followers;    /* a follower was seen at the last probe */
+	_Atomic int64_t quiet_until_ns; /* CLOCK_BOOTTIME: no FUTEX_WAKE before */
 	/* Data offsets of a recent tail and head position: pos % data_size
 	 * is a division, and the lock holder needs two per append.  Read and
 	 * written only under the ring lock (see ring_phys_near). */

@@ -46,6 +46,8 @@ struct pending {
 
 struct kmsg_reader {
 	struct kmsg_log *log;
+	uint32_t deferrals_seen;   /* the header's count at the last wait */
+	int64_t deferral_seen_ns;  /* CLOCK_MONOTONIC when it last changed */
 	unsigned flags;
 	uint64_t pos;            /* logical position of the next record */
 	uint64_t expect;         /* its sequence number */
@@ -962,8 +964,10 @@ int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms)
 	if (timeout_ms >= 0)
 		deadline = kmsg__clock_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
 	for (;;) {
-		uint32_t seen = atomic_load_explicit(word, memory_order_acquire);
-		uint64_t tail = atomic_load_explicit(&log->hdr->tail, memory_order_acquire);
+		uint32_t seen = atomic_load_explicit(word, memory_order_seq_cst);
+		uint64_t tail = atomic_load_explicit(&log->hdr->tail, memory_order_seq_cst);
+		uint32_t deferrals = atomic_load_explicit(&log->hdr->deferrals,
+							  memory_order_seq_cst);          /* D2 */
 		int64_t now = kmsg__clock_ns(CLOCK_MONOTONIC), wait_ns = INT64_MAX;
 		struct timespec ts, *tsp = NULL;
 		long rc;
@@ -982,6 +986,14 @@ int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms)
 		if (now - log->follower_since_ns < 2 * FOLLOWER_PROBE_NS &&
 		    wait_ns > FOLLOWER_PROBE_NS)
 			wait_ns = FOLLOWER_PROBE_NS;
+		/* A writer may have stopped waking for a while (ring.c,
+		 * WAKING FOLLOWERS): sleep in short steps until it is over. */
+		if (deferrals != r->deferrals_seen) {
+			r->deferrals_seen = deferrals;
+			r->deferral_seen_ns = now;
+		}
+		if (now - r->deferral_seen_ns < 2 * WAKE_QUIET_NS && wait_ns > WAKE_QUIET_NS)
+			wait_ns = WAKE_QUIET_NS;
 		if (wait_ns != INT64_MAX) {
 			ts.tv_sec = wait_ns / 1000000000;
 			ts.tv_nsec = wait_ns % 1000000000;

@@ -96,6 +96,24 @@
  * the word is unchanged, so a record published after its check of tail
  * always changes the word first.
  *
+ * A wake that finds nobody asleep (the follower is busy reading, or the
+ * "follower" is a reader that took the lock to slow writers down) would
+ * cost every append a system call, five times the append.  So a writer
+ * handle whose FUTEX_WAKE woke nobody then only bumps the word for the
+ * next WAKE_QUIET_NS, and announces that by bumping the header's deferral
+ * count (after the wake [D1]).  A follower that sees the count change
+ * caps its sleeps at WAKE_QUIET_NS for twice that long, by its own clock.
+ * No follower sleeps through a skipped wake without a cap: a wake that
+ * woke nobody means none was asleep then; one that goes to sleep after it
+ * loaded the word either after the bump (and so sees the record, W5
+ * before the bump) or before it (and so FUTEX_WAIT sees the word changed,
+ * unless it is past the bump and asleep: then the wake would have found
+ * it).  Any sleep that begins after the writer's skip has loaded the count
+ * after [D1] [D2], and is capped.  A writer whose wake woke someone wakes
+ * at every append again.  So a reader costs writers at most one system
+ * call per WAKE_QUIET_NS each, and a follower that was busy when the last
+ * records came sees them at most WAKE_QUIET_NS late.
+ *
  * DURABILITY
  *
  * By default a record is in the page cache when append returns: it
@@ -369,9 +387,10 @@ static void put_fields(unsigned char *p, const struct kmsg_entry *e)
 	}
 }
 
-static void futex_wake_all(_Atomic uint32_t *word)
+/* Wakes every follower asleep on word; returns how many there were. */
+static long futex_wake_all(_Atomic uint32_t *word)
 {
-	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	return syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 /* msync wants page-aligned start addresses. */
@@ -506,8 +525,21 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
 		}
 	}
 	if (atomic_load_explicit(&log->followers, memory_order_relaxed)) {
+		int64_t now = e->flags & KMSG_TIMES ? kmsg__clock_ns(CLOCK_BOOTTIME) : r->boot_ns;
+		int64_t quiet = atomic_load_explicit(&log->quiet_until_ns, memory_order_relaxed);
+
 		atomic_fetch_add_explicit(&h->wake, 1, memory_order_seq_cst);
-		futex_wake_all(&h->wake);
+		/* WAKING FOLLOWERS: no system call while a wake woke nobody */
+		if (now >= quiet || now < quiet - WAKE_QUIET_NS) {
+			if (futex_wake_all(&h->wake) == 0) {
+				atomic_fetch_add_explicit(&h->deferrals, 1,
+							  memory_order_seq_cst);       /* D1 */
+				quiet = now + WAKE_QUIET_NS;
+			} else {
+				quiet = 0;
+			}
+			atomic_store_explicit(&log->quiet_until_ns, quiet, memory_order_relaxed);
+		}
 	}
 	if (seq_out)
 		*seq_out = seq;

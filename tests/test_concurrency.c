@@ -235,3 +235,71 @@ Test(concurrency, writers_killed_at_random_points, .timeout = 600)
 	cr_assert_lt(max_wait, 500 * 1000 * 1000, "no writer waited anywhere near the 1 s bound");
 	kmsg_log_close(log);
 }
+
+/*
+ * A writer whose wakes find the follower busy stops waking it for a while
+ * (ring.c, WAKING FOLLOWERS).  The follower must still see the last record
+ * of each burst at once, not at the end of its own timeout.
+ */
+Test(concurrency, a_busy_follower_sees_the_last_record_of_a_burst_at_once, .timeout = 120)
+{
+	struct kmsg_log *log = tu_create("busy.log", 4 << 20, 0);
+	const int rounds = 200;
+	int ready[2], seen[2];
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s", tu_path("busy.log"));
+	cr_assert_eq(pipe(ready), 0);
+	cr_assert_eq(pipe(seen), 0);
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		struct kmsg_log *ro;
+		struct kmsg_reader *r;
+		struct kmsg_record rec;
+		int got = 0;
+		if (kmsg_log_open(&ro, path, KMSG_OPEN_READ) || kmsg_reader_new(&r, ro, 0))
+			_exit(2);
+		kmsg_reader_wait(r, 30);  /* a follower, known to every writer */
+		if (write(ready[1], "x", 1) != 1)
+			_exit(2);
+		while (got < rounds) {
+			int rc;
+			while ((rc = kmsg_reader_next(r, &rec)) == 1)
+				if (rec.text_len == 4 && !memcmp(rec.text, "last", 4)) {
+					got++;
+					if (write(seen[1], "x", 1) != 1)
+						_exit(2);
+				}
+			if (rc < 0)
+				_exit(2);
+			if (got == rounds)
+				break;
+			/* a wake missed shows as this timeout */
+			if (kmsg_reader_wait(r, 10000) == 0)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	char c;
+	cr_assert_eq(read(ready[0], &c, 1), 1);
+	usleep(30 * 1000);
+	int64_t worst = 0;
+	for (int i = 0; i < rounds; i++) {
+		for (int k = 0; k < 200; k++)
+			tu_append(log, "burst");
+		tu_append(log, "last");
+		int64_t t0 = tu_now_ns(CLOCK_MONOTONIC);
+		cr_assert_eq(read(seen[0], &c, 1), 1, "the follower ended");
+		int64_t t = tu_now_ns(CLOCK_MONOTONIC) - t0;
+		if (t > worst)
+			worst = t;
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
+	/* the bound is WAKE_QUIET_NS; a loaded machine may add to it, but a
+	 * missed wake would take the follower's full timeout (10 s) */
+	cr_assert_lt(worst, INT64_C(2000000000), "the last record came %lld ns late",
+		     (long long)worst);
+	kmsg_log_close(log);
+}
