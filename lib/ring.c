@@ -364,6 +364,10 @@ static int check_fields(size_t *total, const struct kmsg_entry *e)
 		kl = f->key_len ? f->key_len : strlen(f->key);
 		if (!kmsg_key_valid(f->key, kl))
 			return KMSG_EFIELD;
+		/* each term bounded first: a caller's lengths near SIZE_MAX
+		 * must not wrap the sum into a small one */
+		if (kl > KMSG_MAX_FIELDS_BYTES || f->value_len > KMSG_MAX_FIELDS_BYTES)
+			return KMSG_EFIELD;
 		sum += 2 + kl + 1 + f->value_len;
 		if (sum > KMSG_MAX_FIELDS_BYTES)
 			return KMSG_EFIELD;

@@ -128,6 +128,12 @@ Test(ring, key_rule_and_field_size_are_checked)
 	f.value = big;
 	f.value_len = sizeof(big);
 	cr_assert_eq(kmsg_log_append(NULL, log, &e), KMSG_EFIELD);
+	/* Lengths that add up past SIZE_MAX: a sum that wraps would pass the
+	 * size check and copy 2^64 - 3 bytes. */
+	struct kmsg_field two[2] = { { "A", 1, "v", 1 }, { "B", 1, "v", SIZE_MAX - 6 } };
+	e.fields = two;
+	e.nfields = 2;
+	cr_assert_eq(kmsg_log_append(NULL, log, &e), KMSG_EFIELD);
 	cr_assert_eq(tu_count(log, NULL, NULL), 2);
 	kmsg_log_close(log);
 }
