@@ -871,28 +871,94 @@ static int check_opts(const struct kmsg_create_opts *o)
  * Makes a complete log under a temporary name beside path; on success *fd
  * is open on it and *tmp holds its name.
  */
-static int build_new(int *fd, char *tmp, size_t tmpsz, const char *path,
-		     const struct kmsg_create_opts *o)
+/* The directory part of path, "." if it has none, into dir (dirsz bytes). */
+static int dir_of(char *dir, size_t dirsz, const char *path)
 {
-	struct kmsg_hdr h;
-	uint64_t rnd = 0;
-	int r;
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 1;
 
+	if (slash == path)
+		n = 1;
+	if (n >= dirsz)
+		return -ENAMETOOLONG;
+	memcpy(dir, slash ? path : ".", n);
+	dir[n] = '\0';
+	return 0;
+}
+
+/*
+ * Makes the new file in path's directory as an unnamed file (O_TMPFILE),
+ * so that a creator killed half-way leaves nothing behind; tmp becomes
+ * its /proc/self/fd name, for link().  Where the file system cannot (or
+ * /proc is missing), a named file "path.new-RANDOM" instead, which a
+ * killed creator leaves behind.
+ */
+static int open_new(int *fd, char *tmp, size_t tmpsz, const char *path, mode_t mode)
+{
+	char dir[4096];
+	uint64_t rnd = 0;
+
+	if (dir_of(dir, sizeof(dir), path) == 0 && access("/proc/self/fd", X_OK) == 0) {
+		*fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, mode & 07777);
+		if (*fd >= 0) {
+			*fd = kmsg__fd_off_stdio(*fd);
+			if (*fd < 0)
+				return *fd;
+			snprintf(tmp, tmpsz, "/proc/self/fd/%d", *fd);
+			return 1;
+		}
+	}
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		rnd = (uint64_t)kmsg__clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)getpid();
 	if ((size_t)snprintf(tmp, tmpsz, "%s.new-%016llx", path,
 			     (unsigned long long)rnd) >= tmpsz)
 		return -ENAMETOOLONG;
-	*fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		   o->mode & 07777);
+	*fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
 	if (*fd < 0)
 		return -errno;
 	*fd = kmsg__fd_off_stdio(*fd);
 	if (*fd < 0) {
-		r = *fd;
 		unlink(tmp);
-		return r;
+		return *fd;
 	}
+	return 0;
+}
+
+/* Removes the named temporary file of open_new(), if it made one. */
+static void unlink_new(const char *tmp)
+{
+	if (strncmp(tmp, "/proc/self/fd/", 14) != 0)
+		unlink(tmp);
+}
+
+/*
+ * Syncs path's directory, so that the name a new log was just given
+ * survives a power cut too.  A directory that cannot be opened or synced
+ * (some file systems refuse) leaves the name to the next writeback.
+ */
+static void sync_dir_of(const char *path)
+{
+	char dir[4096];
+	int fd;
+
+	if (dir_of(dir, sizeof(dir), path) < 0)
+		return;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+static int build_new(int *fd, char *tmp, size_t tmpsz, const char *path,
+		     const struct kmsg_create_opts *o)
+{
+	struct kmsg_hdr h;
+	int r;
+
+	r = open_new(fd, tmp, tmpsz, path, o->mode);
+	if (r < 0)
+		return r;
 	r = posix_fallocate(*fd, 0, (off_t)o->size);
 	if (r) {
 		r = -r;
@@ -908,7 +974,7 @@ static int build_new(int *fd, char *tmp, size_t tmpsz, const char *path,
 	return 0;
 fail:
 	close(*fd);
-	unlink(tmp);
+	unlink_new(tmp);
 	return r;
 }
 
@@ -957,9 +1023,11 @@ int kmsg_log_create(struct kmsg_log **out, const char *path,
 		r = build_new(&fd, tmp, sizeof(tmp), path, o);
 		if (r < 0)
 			return r;
-		/* link() fails if another creator won the race: use theirs. */
-		if (link(tmp, path) == 0) {
-			unlink(tmp);
+		/* link() fails if another creator won the race: use theirs.
+		 * For /proc/self/fd/N, linkat() must follow the link. */
+		if (linkat(AT_FDCWD, tmp, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) {
+			unlink_new(tmp);
+			sync_dir_of(path);
 			r = open_fd(out, fd, flags);
 			if (r < 0)
 				close(fd);
@@ -967,7 +1035,7 @@ int kmsg_log_create(struct kmsg_log **out, const char *path,
 		}
 		r = -errno;
 		close(fd);
-		unlink(tmp);
+		unlink_new(tmp);
 		if (r != -EEXIST)
 			return r;
 	}

@@ -4,7 +4,9 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -540,4 +542,50 @@ Test(log, numbering_identity_of_a_log_made_before_it_existed)
 	cr_assert_eq(st.prev_seq_id, implicit);
 	cr_assert_eq(st.seq_id_since, 2);
 	kmsg_log_close(log);
+}
+
+Test(log, a_log_being_made_is_never_seen_half_made_nor_left_behind, .timeout = 60)
+{
+	/* A creator killed half-way used to leave its full-size temporary
+	 * file, path.new-RANDOM; now the file has no name until it is whole. */
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/made", tu_dir());
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		char path[600];
+		struct kmsg_create_opts o = KMSG_CREATE_OPTS_INIT;
+		o.size = 16 << 20;
+		snprintf(path, sizeof(path), "%s/l.log", dir);
+		for (;;) {
+			struct kmsg_log *log;
+			if (kmsg_log_create(&log, path, &o, 0))
+				_exit(1);
+			kmsg_log_close(log);
+			unlink(path);
+		}
+	}
+	int64_t end = tu_now_ns(CLOCK_MONOTONIC) + INT64_C(500000000);
+	int looks = 0, bad = 0;
+	while (tu_now_ns(CLOCK_MONOTONIC) < end) {
+		DIR *d = opendir(dir);
+		struct dirent *de;
+		cr_assert_not_null(d);
+		while ((de = readdir(d)))
+			bad |= strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+			       strcmp(de->d_name, "l.log");
+		closedir(d);
+		looks++;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_assert_eq(bad, 0, "a file other than the log was seen (%d looks)", looks);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int left = 0;
+	while ((de = readdir(d)))
+		left += strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+			strcmp(de->d_name, "l.log");
+	closedir(d);
+	cr_assert_eq(left, 0, "a killed creator left a file behind");
 }

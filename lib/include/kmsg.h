@@ -103,10 +103,13 @@ int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags);
 
 /*
  * Opens the log at path for writing, creating it first if it does not exist.
- * A new file is built fully under a temporary name in the same directory,
+ * A new file is built fully as an unnamed file in the same directory
+ * (O_TMPFILE; where the file system cannot, under a temporary name),
  * preallocated (a full disk fails here, never later), synced, and then linked
- * into place, so no reader ever sees a half-made log and two racing creators
- * end up sharing one file.  A symlink at path is never followed; an existing
+ * into place and the directory synced, so no reader ever sees a half-made
+ * log, a creator killed half-way leaves nothing behind, the new log survives
+ * a power cut once this returns, and two racing creators end up sharing one
+ * file.  A symlink at path is never followed; an existing
  * file is opened as with kmsg_log_open() and opts is ignored, except that
  * it is refused when it is not a regular file (KMSG_ENOTLOG) or is owned by
  * neither the caller nor root (-EPERM): a file someone else planted at the
