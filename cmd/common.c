@@ -143,8 +143,7 @@ static int make_parents(const char *path)
 	return 0;
 }
 
-/* The directory part of path, for messages ("." when there is none). */
-static const char *dir_of(const char *path, char *buf, size_t size)
+const char *cli_dir_of(const char *path, char *buf, size_t size)
 {
 	const char *slash = strrchr(path, '/');
 
@@ -152,7 +151,10 @@ static const char *dir_of(const char *path, char *buf, size_t size)
 		return ".";
 	if (slash == path)
 		return "/";
-	snprintf(buf, size, "%.*s", (int)(slash - path), path);
+	if ((size_t)(slash - path) >= size)
+		return NULL;
+	memcpy(buf, path, (size_t)(slash - path));
+	buf[slash - path] = '\0';
 	return buf;
 }
 
@@ -182,12 +184,15 @@ struct kmsg_log *cli_open_log(const char *path, unsigned flags,
 			  "with --file");
 		break;
 	case -EACCES:
-		if (create && access(path, F_OK) < 0 && errno == ENOENT)
+		if (create && access(path, F_OK) < 0 && errno == ENOENT) {
+			const char *d = cli_dir_of(path, dir, sizeof(dir));
+
 			cli_error(path, "cannot create the log: no write permission in "
-				  "its directory %s", dir_of(path, dir, sizeof(dir)));
-		else
+				  "its directory %s", d ? d : path);
+		} else {
 			cli_error(path, "permission denied%s", flags & KMSG_OPEN_WRITE ?
 				  " (writing needs write permission on the log)" : "");
+		}
 		break;
 	case -ELOOP:
 		cli_error(path, "is a symbolic link; kmsg does not follow links to its log "

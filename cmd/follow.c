@@ -185,19 +185,11 @@ static void *watcher(void *arg)
  */
 static void watch_start(const char *path)
 {
-	static char dir[4096];
-	const char *slash = strrchr(path, '/');
+	static char buf[4096];
+	const char *slash = strrchr(path, '/'), *dir = cli_dir_of(path, buf, sizeof(buf));
 
 	watch.name = slash ? slash + 1 : path;
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == path)
-		strcpy(dir, "/");
-	else if ((size_t)(slash - path) < sizeof(dir))
-		memcpy(dir, path, (size_t)(slash - path)), dir[slash - path] = '\0';
-	else
-		return;
-	if (!*watch.name)
+	if (!dir || !*watch.name)
 		return;
 	watch.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (watch.fd < 0)
