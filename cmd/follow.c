@@ -349,6 +349,7 @@ static struct follow {
 	uint8_t ring_id[16];
 	uint64_t clear_seq;    /* -n all with --since: records below it are cleared */
 	int64_t next_check_ns; /* CLOCK_MONOTONIC: when to look at the path again */
+	int cut_short;         /* opened shorter than its header says */
 } fl;
 
 /*
@@ -433,7 +434,7 @@ static int open_followed(int fail_now, int again)
 	}
 	memcpy(fl.ring_id, st.ring_id, sizeof(fl.ring_id));
 	watch_file(fl.path);
-	cli_cut_short(fl.path, &st);
+	fl.cut_short = cli_cut_short(fl.path, &st) != 0;
 	if (said && !again)
 		cli_error(fl.path, "appeared; following it from its oldest record");
 	return 0;
@@ -534,6 +535,17 @@ static int follow_loop(struct output *o)
 		int64_t due;
 		int timeout;
 
+		/* A log opened cut short shows its missing end as zeros: a
+		 * writer that restored the size since has written records
+		 * there that this mapping cannot see, and would read as
+		 * damage.  So the file is looked at before every read until
+		 * it is opened whole. */
+		if (fl.cut_short) {
+			fl.next_check_ns = 0;
+			rc = check_path(o, &read_err, 0);
+			if (rc)
+				return rc;
+		}
 		/* After a quiet spell every incomplete line is due; else
 		 * those begun more than OUT_FRAGMENT_WAIT_NS ago. */
 		kmsg_reader_flush(fl.r, timed_out ? INT64_MAX :

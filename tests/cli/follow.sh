@@ -282,6 +282,18 @@ wait_for "later" "$T/f.out" 5 || fail "went quiet"
 stop_follow INT
 expect_eq "500|imm1|imm2|later" "$(paste -sd'|' "$T/f.out")"
 
+case_ "records a writer adds past the end of a log the follower opened cut short all show"
+# The follower has reopened the log cut short, its missing end mapped as
+# zeros; the writer that restores the size then writes there.
+W=$T/past
+follow_then_cut "$W"
+wait_for "cut short" "$T/f.err" 5 || fail "the cut was not noticed"
+seq 1 200 | sed 's/^/past /' | "$KMSG" emit -F "$W"
+wait_for "^past 200$" "$T/f.out" 5 || fail "went quiet"
+stop_follow INT
+expect_eq 200 "$(grep -c '^past ' "$T/f.out")" "records after the repair"
+expect_eq 0 "$(grep -c 'damaged' "$T/f.err")" "records reported damaged"
+
 case_ "another log copied over the followed one: said, and followed from its start"
 X=$T/cpa; Y=$T/cpb
 "$KMSG" emit -F "$X" a1; "$KMSG" emit -F "$Y" o1; "$KMSG" emit -F "$Y" o2
