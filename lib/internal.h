@@ -178,6 +178,8 @@ struct numbering {
 
 /* log.c */
 void kmsg__log_numbering(const struct kmsg_hdr *h, struct numbering *n);
+/* The current identity alone: one load, for every record a reader returns. */
+uint64_t kmsg__log_seq_id(const struct kmsg_hdr *h);
 void kmsg__log_stat_numbering(struct kmsg_stat *st, const struct kmsg_hdr *h);
 /* Opens the log on fd as kmsg_log_open() does; on success the log owns fd. */
 int kmsg__log_open_fd(struct kmsg_log **out, int fd, unsigned flags);

@@ -302,9 +302,9 @@ int kmsg__log_writer_ready(struct kmsg_log *log)
 
 /*
  * 1 if the writer with this id still has its log open, 0 if it is gone.
- * A writer holds a write lock on its byte; a read lock there is anyone
- * with read permission pretending (the kernel lets both coexist with
- * nothing but other read locks), so it says the writer is gone.
+ * A live writer holds a write lock on its byte, and a write lock
+ * excludes every other lock there; so a read lock there (anyone who may
+ * read the file can take one) means the writer is gone.
  */
 int kmsg__log_owner_alive(struct kmsg_log *log, uint64_t writer_id)
 {
@@ -465,6 +465,13 @@ static uint64_t implicit_seq_id(const struct kmsg_hdr *h)
 
 	memcpy(&id, h->ring_id, sizeof(id));
 	return id ? id : 1;
+}
+
+uint64_t kmsg__log_seq_id(const struct kmsg_hdr *h)
+{
+	uint64_t id = atomic_load_explicit(&h->seq_id, memory_order_acquire);   /* N2 */
+
+	return id ? id : implicit_seq_id(h);
 }
 
 void kmsg__log_numbering(const struct kmsg_hdr *h, struct numbering *n)

@@ -280,6 +280,7 @@ static int end_gap(struct kmsg_reader *r, uint64_t tail, struct kmsg_record *rec
 		.flags = KMSG_GAP,
 		.lost = r->overtaken ? gap : 0,
 		.damaged = r->overtaken ? 0 : gap,
+		.seq_id = kmsg__log_seq_id(r->log->hdr),
 	};
 	r->expect = n;
 	r->overtaken = 0;
@@ -393,6 +394,10 @@ static int next_raw(struct kmsg_reader *r, struct kmsg_record *rec)
 				.fields_len = hd.fields_len,
 				.lost = r->overtaken ? gap : 0,
 				.damaged = r->overtaken ? 0 : gap,
+				/* loaded after the record was read: a renewal
+				 * since kept the numbers of the records that
+				 * were there (log.c, THE NUMBERING'S IDENTITY) */
+				.seq_id = kmsg__log_seq_id(h),
 			};
 		}
 		r->pos = pos + len;
@@ -714,19 +719,11 @@ static int next_joined(struct kmsg_reader *r, struct kmsg_record *out)
 
 int kmsg_reader_next(struct kmsg_reader *r, struct kmsg_record *rec)
 {
-	struct numbering num;
-	int n;
-
 	if (!r || !rec)
 		return KMSG_EINVAL;
-	n = r->flags & KMSG_READER_JOIN ? next_joined(r, rec) : next_raw(r, rec);
-	/* The identity after the record: a renewal since kept the number
-	 * of every record that was there (log.c, THE NUMBERING'S IDENTITY). */
-	if (n == 1) {
-		kmsg__log_numbering(r->log->hdr, &num);
-		rec->seq_id = num.id;
-	}
-	return n;
+	if (r->flags & KMSG_READER_JOIN)
+		return next_joined(r, rec);
+	return next_raw(r, rec);
 }
 
 void kmsg_reader_flush(struct kmsg_reader *r, int64_t older_than_real_ns)
