@@ -484,6 +484,9 @@ static int check_path(struct output *o, int *read_err, int change)
 	rc = open_followed(0, 1);
 	if (rc)
 		return rc;
+	/* the new file could not be watched: poll it from now on */
+	if (!watch.active)
+		fl.next_check_ns = now + (int64_t)CHECK_MS * 1000000;
 	same = !memcmp(old_id, fl.ring_id, sizeof(old_id));
 	cli_error(fl.path, "%s; %s", change == KMSG_FILE_GONE ? "back" :
 		  change == KMSG_FILE_REPLACED ? "replaced by another file" :
