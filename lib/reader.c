@@ -17,7 +17,8 @@
 
 
 #define JOIN_SLOTS  64        /* callers with a line in progress */
-#define JOIN_MAX    65535u    /* a joined line longer than this is cut into parts */
+#define JOIN_MAX    65535u    /* a joined line longer than this, in text or in
+                                 fields, is cut into parts */
 #define QUEUE_MAX   4096      /* lines held back behind open ones (ORDER) */
 #define QUEUE_BYTES (1u << 20) /* their text and fields together */
 
@@ -637,9 +638,11 @@ static int take(struct kmsg_reader *r, struct kmsg_record *rec)
 			p = q;
 		}
 	}
-	/* A new line begins, or this part would make the line too long:
-	 * the open one ends as it is. */
-	if (p && ((rec->flags & KMSG_BEGIN) || p->l.len + rec->text_len > JOIN_MAX)) {
+	/* A new line begins, or this part would make the line too long
+	 * (fragments of empty text can bring fields without end): the open
+	 * one ends as it is. */
+	if (p && ((rec->flags & KMSG_BEGIN) || p->l.len + rec->text_len > JOIN_MAX ||
+		  p->l.flen + rec->fields_len > JOIN_MAX)) {
 		close_line(r, p, 1);
 		freeslot = p;
 		p = NULL;

@@ -159,6 +159,40 @@ Test(reader, fragments_are_joined_per_caller)
 	kmsg_log_close(log);
 }
 
+Test(reader, a_line_of_fragments_bringing_only_fields_is_cut_into_parts)
+{
+	/* A writer (or a hostile file) that never ends a line and gives
+	 * each part 4,000 bytes of fields made the joiner's buffer grow
+	 * without end (1.5 GiB on a 512 MiB ring). */
+	struct kmsg_log *log = tu_create("f.log", 4 << 20, 0);
+	static char value[4000];
+	struct kmsg_field f = { "BULK", 4, value, sizeof(value) };
+	struct kmsg_entry e = KMSG_ENTRY_INIT;
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	size_t fields = 0, parts = 0, biggest = 0;
+
+	memset(value, 'v', sizeof(value));
+	e.flags = KMSG_FRAGMENT;
+	e.caller = 77;
+	e.fields = &f;
+	e.nfields = 1;
+	for (int i = 0; i < 500; i++)
+		cr_assert_eq(kmsg_log_append(NULL, log, &e), 0);
+	cr_assert_eq(kmsg_reader_new(&r, log, KMSG_READER_JOIN), 0);
+	kmsg_reader_flush(r, INT64_MAX);
+	while (next_rec(r, &rec) == 1) {
+		fields += rec.fields_len;
+		biggest = rec.fields_len > biggest ? rec.fields_len : biggest;
+		parts++;
+	}
+	cr_assert_leq(biggest, 65535, "a part of %zu bytes of fields", biggest);
+	cr_assert_eq(fields, 500 * (2 + 5 + sizeof(value)), "every field comes once");
+	cr_assert_geq(parts, 500 * (2 + 5 + sizeof(value)) / 65535);
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+}
+
 Test(reader, many_callers_mid_line_never_mix)
 {
 	struct kmsg_log *log = tu_create("m.log", 1 << 20, 0);

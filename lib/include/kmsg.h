@@ -364,8 +364,9 @@ int kmsg_reader_seek_time(struct kmsg_reader *r, int64_t real_ns);
  * A joining reader holds back fragments until their caller's line is
  * complete (see KMSG_FRAGMENT and KMSG_BEGIN) and returns the joined line,
  * with the sequence number and times of its first fragment; a line never
- * mixes two callers' text, and a line of more than 65535 bytes is returned
- * in parts marked KMSG_PARTIAL.  Without KMSG_READER_ORDER lines come as
+ * mixes two callers' text, and a line of more than 65535 bytes of text or
+ * of fields is returned in parts marked KMSG_PARTIAL (so a joining reader
+ * holds at most that much per caller).  Without KMSG_READER_ORDER lines come as
  * they are completed (what a live follower wants); with it, in the order
  * they began, other records waiting behind an open line.  Use
  * kmsg_reader_flush() to have incomplete lines returned too.
