@@ -65,6 +65,7 @@ const struct poptOption follow_options[] = {
 
 static volatile sig_atomic_t stop, waiting, bus_armed, news, waiting_news;
 static sigjmp_buf wake, bus, news_jmp;
+static sigjmp_buf *bus_target = &bus;  /* where on_bus() goes: see try_open() */
 
 /*
  * The path's watch: an inotify descriptor with a watch on the directory
@@ -90,8 +91,10 @@ static struct {
 static void on_bus(int sig)
 {
 	if (bus_armed) {
-		bus_armed = 0;
-		siglongjmp(bus, 1);
+		/* out of the wait too, if the fault came there (it reads
+		 * the header): a later SIGURG must not jump back into it */
+		bus_armed = waiting = waiting_news = 0;
+		siglongjmp(*bus_target, 1);
 	}
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -399,38 +402,81 @@ static void nap(int ms)
  * once.  Returns 0, or an exit status after saying what is wrong (STOPPED
  * if a signal came while waiting).
  */
+/* Closes what try_open() or the loop has open. */
+static void close_followed(void)
+{
+	kmsg_reader_free(fl.r);
+	kmsg_log_close(fl.log);
+	fl.r = NULL;
+	fl.log = NULL;
+}
+
+/*
+ * Opens fl.path again (after a change) into fl.log and fl.r, and fills
+ * *st.  The file may be changing as it is opened (a cp over it under
+ * way): a SIGBUS on the way, a page cut off as it was read, comes back
+ * here and gives -EAGAIN, with what was opened closed (a handle
+ * kmsg_log_open() had not yet returned is lost with its mapping).
+ */
+static int try_open(struct kmsg_stat *st)
+{
+	static sigjmp_buf here;
+	int rc;
+
+	if (sigsetjmp(here, 1)) {
+		bus_target = &bus;
+		close_followed();
+		return -EAGAIN;
+	}
+	bus_target = &here;
+	bus_armed = 1;
+	rc = kmsg_log_open(&fl.log, fl.path, KMSG_OPEN_READ);
+	if (rc == 0)
+		rc = kmsg_reader_new(&fl.r, fl.log, KMSG_READER_JOIN);
+	if (rc == 0)
+		rc = kmsg_log_stat(st, fl.log);
+	bus_armed = 0;
+	bus_target = &bus;
+	if (rc < 0)
+		close_followed();
+	return rc;
+}
+
 static int open_followed(int fail_now, int again)
 {
-	int said = 0, rc;
+	int said = 0, rc, armed = bus_armed;
 	struct kmsg_stat st;
 
 	for (;;) {
 		if (!again && (access(fl.path, F_OK) == 0 || errno != ENOENT || fail_now))
 			break;
 		if (again) {
-			/* quietly, but for the first error */
-			rc = access(fl.path, F_OK) == 0 || errno != ENOENT
-			     ? kmsg_log_open(&fl.log, fl.path, KMSG_OPEN_READ) : -ENOENT;
+			/* quietly, but for the first error; a file caught
+			 * changing is looked at again soon */
+			rc = access(fl.path, F_OK) == 0 || errno != ENOENT ? try_open(&st) : -ENOENT;
 			if (rc == 0)
 				break;
-			if (rc != -ENOENT && !said++)
+			if (rc != -ENOENT && rc != -EAGAIN && !said++)
 				cli_lib_error(fl.path, rc);
 		} else if (!said++) {
 			cli_error(fl.path, "no such log yet; waiting for it to appear "
 				  "(--fail-missing fails at once instead)");
 		}
-		nap(CHECK_MS);
+		nap(again && rc == -EAGAIN ? 50 : CHECK_MS);
 		if (stop)
 			return STOPPED;
 	}
-	if (!fl.log && (fl.log = cli_open_log(fl.path, 0, NULL)) == NULL)
-		return EXIT_FAIL;
-	rc = kmsg_reader_new(&fl.r, fl.log, KMSG_READER_JOIN);
-	if (rc == 0)
-		rc = kmsg_log_stat(&st, fl.log);
-	if (rc < 0) {
-		cli_lib_error(fl.path, rc);
-		return EXIT_FAIL;
+	bus_armed = armed;
+	if (!again) {
+		if ((fl.log = cli_open_log(fl.path, 0, NULL)) == NULL)
+			return EXIT_FAIL;
+		rc = kmsg_reader_new(&fl.r, fl.log, KMSG_READER_JOIN);
+		if (rc == 0)
+			rc = kmsg_log_stat(&st, fl.log);
+		if (rc < 0) {
+			cli_lib_error(fl.path, rc);
+			return EXIT_FAIL;
+		}
 	}
 	memcpy(fl.ring_id, st.ring_id, sizeof(fl.ring_id));
 	watch_file(fl.path);
@@ -477,10 +523,7 @@ static int check_path(struct output *o, int *read_err, int change)
 	memcpy(old_id, fl.ring_id, sizeof(old_id));
 	if (change == KMSG_FILE_GONE)
 		cli_error(fl.path, "removed; waiting for it to come back");
-	kmsg_reader_free(fl.r);
-	kmsg_log_close(fl.log);
-	fl.r = NULL;
-	fl.log = NULL;
+	close_followed();
 	rc = open_followed(0, 1);
 	if (rc)
 		return rc;
