@@ -125,12 +125,12 @@ static void print_stat(const char *path, int is_dump, const struct kmsg_stat *st
 			       (unsigned long long)cut->present,
 			       (unsigned long long)cut->readable);
 		printf(",\"next_seq\":%llu,\"clear_seq\":%llu,\"evicted\":%llu,"
-		       "\"damaged\":%llu,\"takeovers\":%llu,\"used\":%llu,"
+		       "\"damaged\":%llu,\"unfinished\":%llu,\"used\":%llu,"
 		       "\"used_percent\":%.1f,\"seqnum_id\":\"%016llx\",\"seqnum_id_since\":%llu,"
 		       "\"prev_seqnum_id\":",
 		       (unsigned long long)st->next_seq, (unsigned long long)st->clear_seq,
 		       (unsigned long long)st->evicted, (unsigned long long)st->damaged,
-		       (unsigned long long)st->takeovers, (unsigned long long)st->used, pct,
+		       (unsigned long long)st->holes, (unsigned long long)st->used, pct,
 		       (unsigned long long)st->seq_id, (unsigned long long)st->seq_id_since);
 		if (st->prev_seq_id)
 			printf("\"%016llx\",\"prev_seqnum_id_since\":%llu",
@@ -175,7 +175,7 @@ static void print_stat(const char *path, int is_dump, const struct kmsg_stat *st
 	printf("cleared:     below %llu\n", (unsigned long long)st->clear_seq);
 	printf("evicted:     %llu\n", (unsigned long long)st->evicted);
 	printf("damaged:     %llu\n", (unsigned long long)st->damaged);
-	printf("takeovers:   %llu\n", (unsigned long long)st->takeovers);
+	printf("unfinished:  %llu\n", (unsigned long long)st->holes);
 	printf("numbering:   %016llx since %llu\n", (unsigned long long)st->seq_id,
 	       (unsigned long long)st->seq_id_since);
 	if (st->prev_seq_id)

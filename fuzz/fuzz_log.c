@@ -4,9 +4,11 @@
  * The input is the file.  Its static header is made valid (magic, sizes,
  * checksum) unless the first byte says otherwise, so the fuzzer spends its
  * time on what a damaged or hostile ring holds rather than on header
- * checksums.  The image is opened read-only and read to the end, seeked
- * by sequence and time, then opened for writing (which repairs) and
- * appended to.  Nothing may crash, hang or read out of bounds.
+ * checksums: of the second format, or with bit 2 of the first byte of the
+ * first (which opening for writing then upgrades).  The image is opened
+ * read-only and read to the end, seeked by sequence and time, then opened
+ * for writing (which repairs) and appended to.  Nothing may crash, hang
+ * or read out of bounds.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -48,7 +50,9 @@ out:
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	size_t fsize = size < 4096 ? 4096 : (size + 4095) / 4096 * 4096;
+	int v1 = size && (data[0] & 4);
+	size_t least = v1 ? 4096 : KMSG_MIN_SIZE;
+	size_t fsize = size < least ? least : (size + 4095) / 4096 * 4096;
 	static char path[64];
 	static int fd = -1;
 	struct kmsg_log *log;
@@ -59,14 +63,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	img = calloc(1, fsize);
 	memcpy(img, data, size);
 	if (size == 0 || !(data[0] & 1)) {
-		struct kmsg_hdr *h = (void *)img;
+		struct kmsg_static *h = (void *)img;
 		memcpy(h->magic, KMSG_MAGIC, 8);
-		h->version = KMSG_FORMAT_VERSION;
+		h->version = v1 ? KMSG_FORMAT_V1 : KMSG_FORMAT_VERSION;
 		h->header_size = HDR_SIZE;
 		h->incompat = 0;
 		h->file_size = fsize;
 		h->data_off = HDR_SIZE;
-		h->data_size = fsize - HDR_SIZE - HDR_STATIC;
+		h->data_size = fsize - HDR_SIZE - HDR_STATIC - (v1 ? 0 : AUX_SIZE);
 		h->max_fields = KMSG_MAX_FIELDS_BYTES;
 		h->max_text = 1 + h->max_text % 1024;
 		if (h->first_seq == 0)

@@ -74,7 +74,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define BACKUP_SIZE HDR_STATIC
 #define DUMP_ATTEMPTS 4
 #define OUT_BUF   (128u * 1024u)  /* compressed bytes per write() */
 #define IN_BUF    (1024u * 1024u) /* records gathered per deflate() call */
@@ -99,7 +98,7 @@ struct plan {
 	uint64_t data_size;  /* D */
 	uint64_t file_size;
 	uint64_t tail;       /* the dump's tail position, a multiple of D */
-	struct kmsg_hdr hdr; /* the dump's header */
+	struct kmsg_hdr_v1 hdr; /* the dump's header (dumps are of the first format) */
 };
 
 /*
@@ -110,20 +109,23 @@ struct plan {
  */
 static int make_plan(struct plan *p, const struct kmsg_log *log)
 {
-	const struct kmsg_hdr *src = log->hdr;
-	struct kmsg_hdr *h = &p->hdr;
+	struct kmsg_hdr_v1 *h = &p->hdr;
+	struct kmsg_stat ids;
+	struct window w;
 	uint64_t head, tail, need, laps, clear, big = largest_record(log), d;
+	int err;
 
-	/* next_seq before tail: every number below N then belongs to a
-	 * record before this tail or to the one a writer may be between
-	 * W4 and W5 with. */
-	p->next_seq = atomic_load_explicit(&src->next_seq, memory_order_acquire);
-	clear = atomic_load_explicit(&src->clear_seq, memory_order_acquire);
-	tail = atomic_load_explicit(&src->tail, memory_order_acquire);
-	head = atomic_load_explicit(&src->head, memory_order_acquire);
-	if (head > tail || tail - head > log->data_size)
-		head = tail > log->data_size ? tail - log->data_size : 0;
-	if (p->next_seq < src->first_seq || tail >= (UINT64_C(1) << 62))
+	/* Every number below N belongs to a block before this end. */
+	err = kmsg__ring_window(log, &w);
+	if (err)
+		return err;
+	p->next_seq = w.end_seq;
+	head = w.head;
+	tail = w.end;
+	clear = log->version == KMSG_FORMAT_V1
+		? atomic_load_explicit(&log->dyn1->clear_seq, memory_order_acquire)
+		: atomic_load_explicit(&log->aux->clear_seq, memory_order_acquire);
+	if (p->next_seq < log->first_seq || tail >= POS_LIMIT)
 		return KMSG_ECORRUPT;
 
 	p->span = (tail - head + 2 * big + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
@@ -135,29 +137,42 @@ static int make_plan(struct plan *p, const struct kmsg_log *log)
 
 	/* A log's header promises at least REC_HDR bytes of positions per
 	 * sequence number handed out. */
-	if (p->next_seq - src->first_seq > (UINT64_C(1) << 55))
+	if (p->next_seq - log->first_seq > (UINT64_C(1) << 55))
 		return KMSG_ECORRUPT;
-	need = (p->next_seq - src->first_seq) * REC_HDR;
+	need = (p->next_seq - log->first_seq) * REC_HDR;
 	/* One lap more than that: kmsg_dump_open() moves tail back to the
 	 * end of the last record, by less than a lap. */
 	laps = need / p->data_size + 2;
 	p->tail = laps * p->data_size;
-	if (p->tail >= (UINT64_C(1) << 62))
+	if (p->tail >= POS_LIMIT)
 		return KMSG_ECORRUPT;
 
 	memset(h, 0, sizeof(*h));
-	memcpy(h, src, HDR_STATIC);
-	h->file_size = p->file_size;
-	h->data_size = p->data_size;
-	h->header_crc = kmsg__hdr_crc(h);
-	atomic_store_explicit(&h->head, p->tail - p->span, memory_order_relaxed);
-	atomic_store_explicit(&h->tail, p->tail, memory_order_relaxed);
-	atomic_store_explicit(&h->next_seq, p->next_seq, memory_order_relaxed);
-	atomic_store_explicit(&h->clear_seq, clear < p->next_seq ? clear : p->next_seq,
+	memcpy(&h->s, log->st, HDR_STATIC);
+	h->s.version = KMSG_FORMAT_V1;
+	h->s.file_size = p->file_size;
+	h->s.data_size = p->data_size;
+	h->s.header_crc = kmsg__hdr_crc(&h->s);
+	atomic_store_explicit(&h->d.head, p->tail - p->span, memory_order_relaxed);
+	atomic_store_explicit(&h->d.tail, p->tail, memory_order_relaxed);
+	atomic_store_explicit(&h->d.next_seq, p->next_seq, memory_order_relaxed);
+	atomic_store_explicit(&h->d.clear_seq, clear < p->next_seq ? clear : p->next_seq,
 			      memory_order_relaxed);
-	atomic_store_explicit(&h->evicted, atomic_load(&src->evicted), memory_order_relaxed);
-	atomic_store_explicit(&h->damaged, atomic_load(&src->damaged), memory_order_relaxed);
-	atomic_store_explicit(&h->takeovers, atomic_load(&src->takeovers), memory_order_relaxed);
+	{
+		struct kmsg_stat st;
+		kmsg_log_stat(&st, (struct kmsg_log *)log);
+		atomic_store_explicit(&h->d.evicted, st.evicted, memory_order_relaxed);
+		atomic_store_explicit(&h->d.damaged, st.damaged, memory_order_relaxed);
+	}
+	/* The numbering's identity goes with the records: a position kept
+	 * from the log resolves in its dump. */
+	memset(&ids, 0, sizeof(ids));
+	kmsg__ring_numbering(log, &ids);
+	atomic_store_explicit(&h->d.seq_id, ids.seq_id, memory_order_relaxed);
+	atomic_store_explicit(&h->d.seq_id_since, ids.seq_id_since, memory_order_relaxed);
+	atomic_store_explicit(&h->d.prev_seq_id, ids.prev_seq_id, memory_order_relaxed);
+	atomic_store_explicit(&h->d.prev_seq_id_since, ids.prev_seq_id_since, memory_order_relaxed);
+	atomic_store_explicit(&h->d.prev2_seq_id, ids.prev2_seq_id, memory_order_relaxed);
 	return 0;
 }
 
@@ -170,7 +185,7 @@ struct gz_out {
 	uint64_t written;       /* uncompressed bytes so far */
 	/* What precedes the records, held back until the first batch of
 	 * them has been read: the header and the zeros before head. */
-	const struct kmsg_hdr *lead_hdr;
+	const struct kmsg_hdr_v1 *lead_hdr;
 	uint64_t lead_zeros;
 	const struct kmsg_dump_opts *opts;  /* the progress callback */
 	uint64_t total;         /* uncompressed bytes the dump will have */
@@ -236,7 +251,7 @@ static int flush_in(struct gz_out *g)
 	int err = 0;
 
 	if (g->lead_hdr) {
-		const struct kmsg_hdr *h = g->lead_hdr;
+		const struct kmsg_hdr_v1 *h = g->lead_hdr;
 		g->lead_hdr = NULL;
 		err = deflate_bytes(g, h, HDR_SIZE, Z_NO_FLUSH);
 		if (!err)
@@ -276,7 +291,7 @@ static int put_record(struct gz_out *g, const struct kmsg_record *rec, uint64_t 
 	memset(&h, 0, sizeof(h));
 	h.len = len;
 	h.seq = rec->seq;
-	h.pos = pos;
+	h.tag = pos;
 	h.real_ns = rec->real_ns;
 	h.boot_ns = rec->boot_ns;
 	h.boot_id = rec->boot_id;
@@ -286,7 +301,8 @@ static int put_record(struct gz_out *g, const struct kmsg_record *rec, uint64_t 
 	h.fields_len = (uint16_t)rec->fields_len;
 	h.prio = (uint8_t)(rec->facility << 3 | rec->level);
 	h.flags = rec->flags & KMSG_FRAGMENT ? REC_FRAGMENT : 0;
-	h.magic = REC_MAGIC;
+	h.owner = REC_MAGIC & 0xff;      /* a record of the first format */
+	h.prev_owner = REC_MAGIC >> 8;
 	memcpy(p, &h, REC_HDR);
 	memcpy(p + REC_HDR, rec->text, rec->text_len);
 	memcpy(p + REC_HDR + rec->text_len, rec->fields, rec->fields_len);
@@ -300,21 +316,21 @@ static int put_record(struct gz_out *g, const struct kmsg_record *rec, uint64_t 
 
 /*
  * After the reader found nothing more: is a record below N still on its
- * way?  Only while a writer holds the append lock (it publishes before it
- * lets go), and only for as long as a writer would wait for it.
+ * way?  A block below N may be in the middle of its append: the reader
+ * waits for it as writers do (ring.c, STALLED WRITERS), and then steps
+ * over it as a hole; until then, look again a little later.
  */
-static int worth_waiting(const struct kmsg_log *log, int64_t *since)
+static int worth_waiting(const struct kmsg_reader *r, uint64_t n, int64_t *since)
 {
 	int64_t now = kmsg__clock_ns(CLOCK_MONOTONIC);
-	struct timespec ts = { 0, 50000 };
 
-	if (!atomic_load_explicit(&log->hdr->lock, memory_order_acquire))
+	if (kmsg_reader_position(r) >= n)
 		return 0;
 	if (!*since)
 		*since = now;
-	else if (now - *since > log->lock_wait_ns)
+	else if (now - *since > 2 * STALL_NS)
 		return 0;
-	nanosleep(&ts, NULL);
+	kmsg__nap(50000);
 	return 1;
 }
 
@@ -330,7 +346,7 @@ static int dump_once(uint64_t *count, struct gz_out *g, struct kmsg_log *log)
 	struct plan p;
 	uint64_t used = 0, head, n = 0, last = 0;
 	int64_t waiting = 0;
-	int err, more, lock_rechecked = 0;
+	int err, more;
 
 	err = kmsg_reader_new(&r, log, 0);
 	if (err)
@@ -356,17 +372,14 @@ static int dump_once(uint64_t *count, struct gz_out *g, struct kmsg_log *log)
 		if (more == 0) {
 			if (last + 1 >= p.next_seq)
 				break;
-			if (worth_waiting(log, &waiting)) {
-				lock_rechecked = 0;
+			if (worth_waiting(r, p.next_seq, &waiting))
 				continue;
-			}
-			/* The lock was free: one more look covers a writer
-			 * that published and unlocked since the reader's. */
-			if (lock_rechecked++)
-				break;
-			continue;
+			break;
 		}
-		if (rec.lost) {
+		/* Overtaken: a record was evicted before it was copied.  A
+		 * gap left by writers that never finished is no such loss:
+		 * the dump shows it as its source does. */
+		if (rec.lost && kmsg__reader_overtaken(r)) {
 			err = 1;
 			goto out;
 		}
@@ -394,7 +407,7 @@ static int dump_once(uint64_t *count, struct gz_out *g, struct kmsg_log *log)
 	if (p.span - used >= REC_HDR && p.span - used <= p.data_size / 2) {
 		struct rec_hdr pad;
 
-		kmsg__rec_pad(&pad, head + used, p.next_seq, (uint32_t)(p.span - used));
+		kmsg__rec_pad(&pad, head + used, p.next_seq, (uint32_t)(p.span - used), 0, 0, 1);
 		err = put_bytes(g, &pad, REC_HDR);
 		used += REC_HDR;
 	}
@@ -658,18 +671,18 @@ static int isize_matches(int fd, uint64_t size)
  */
 static int trim_tail(int fd, uint64_t size)
 {
-	struct kmsg_hdr *h;
+	struct kmsg_hdr_v1 *h;
 	unsigned char *map, *data;
 	uint64_t D = size - HDR_SIZE - BACKUP_SIZE, head, tail, pos, end;
 
 	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
 		return -errno;
-	h = (struct kmsg_hdr *)map;
+	h = (struct kmsg_hdr_v1 *)map;
 	data = map + HDR_SIZE;
-	head = atomic_load_explicit(&h->head, memory_order_relaxed);
-	tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
-	if (h->data_size != D || head > tail || tail - head > D ||
+	head = atomic_load_explicit(&h->d.head, memory_order_relaxed);
+	tail = atomic_load_explicit(&h->d.tail, memory_order_relaxed);
+	if (h->s.version != KMSG_FORMAT_V1 || h->s.data_size != D || head > tail || tail - head > D ||
 	    head % REC_ALIGN || tail % REC_ALIGN || tail >= (UINT64_C(1) << 62))
 		goto out;
 	end = pos = head;
@@ -682,7 +695,7 @@ static int trim_tail(int fd, uint64_t size)
 			continue;
 		}
 		memcpy(&r, data + phys, REC_HDR);
-		if (r.magic != REC_MAGIC || r.pos != pos || r.len < REC_HDR ||
+		if ((r.owner | (unsigned)r.prev_owner << 8) != REC_MAGIC || r.tag != pos || r.len < REC_HDR ||
 		    r.len % REC_ALIGN || r.len > D - phys || r.len > tail - pos)
 			break;
 		pos += r.len;
@@ -697,19 +710,19 @@ static int trim_tail(int fd, uint64_t size)
 		if (tail - pos > D - phys || !all_zero(data + phys, tail - pos))
 			goto out;
 	}
-	atomic_store_explicit(&h->tail, end, memory_order_relaxed);
+	atomic_store_explicit(&h->d.tail, end, memory_order_relaxed);
 out:
 	munmap(map, size);
 	return 0;
 }
 
 /* The log header's own checks, before its size claim is believed. */
-static int header_ok(const struct kmsg_hdr *h)
+static int header_ok(const struct kmsg_hdr_v1 *h)
 {
-	return memcmp(h->magic, KMSG_MAGIC, 8) == 0 &&
-	       kmsg__hdr_crc(h) == h->header_crc &&
-	       h->file_size >= KMSG_MIN_SIZE && h->file_size <= KMSG_MAX_SIZE &&
-	       h->file_size % PAGE == 0;
+	return memcmp(h->s.magic, KMSG_MAGIC, 8) == 0 &&
+	       kmsg__hdr_crc(&h->s) == h->s.header_crc &&
+	       h->s.file_size >= 4096 && h->s.file_size <= KMSG_MAX_SIZE &&
+	       h->s.file_size % PAGE == 0;
 }
 
 /*
@@ -720,7 +733,7 @@ static int header_ok(const struct kmsg_hdr *h)
 static int64_t inflate_into(int mfd, struct gz_in *g, const unsigned char *first,
 			    unsigned char *chunk)
 {
-	struct kmsg_hdr h;
+	struct kmsg_hdr_v1 h;
 	unsigned char byte;
 	uint64_t size, off;
 	int ended = 0, err;
@@ -734,7 +747,7 @@ static int64_t inflate_into(int mfd, struct gz_in *g, const unsigned char *first
 	n = inflate_some(g, (unsigned char *)&h, HDR_SIZE, &ended);
 	if (n < 0)
 		return n;
-	size = h.file_size;
+	size = h.s.file_size;
 	if (n != HDR_SIZE || !header_ok(&h) || !isize_matches(g->fd, size))
 		return KMSG_ECORRUPT;
 	err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
@@ -781,7 +794,7 @@ static int64_t inflate_into(int mfd, struct gz_in *g, const unsigned char *first
 static int64_t copy_into(int mfd, struct gz_in *g, const unsigned char *first,
 			 size_t n, unsigned char *chunk)
 {
-	struct kmsg_hdr h;
+	struct kmsg_hdr_v1 h;
 	uint64_t size, off;
 	ssize_t k;
 	int err;
@@ -792,7 +805,7 @@ static int64_t copy_into(int mfd, struct gz_in *g, const unsigned char *first,
 	memcpy(&h, first, n);
 	if (n + (size_t)k != HDR_SIZE || !header_ok(&h))
 		return KMSG_ECORRUPT;
-	size = h.file_size;
+	size = h.s.file_size;
 	err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
 	if (err)
 		return err;
@@ -946,7 +959,7 @@ static int inflate_skip(struct gz_in *g, uint64_t n, unsigned char *chunk, int *
 int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t head_len)
 {
 	struct gz_in g;
-	struct kmsg_hdr h;
+	struct kmsg_hdr_v1 h;
 	struct kmsg_log fake;
 	struct rec_hdr rh;
 	unsigned char first[2], *chunk = NULL, *rec = NULL;
@@ -978,38 +991,42 @@ int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t hea
 		err = (int)n;
 		goto out;
 	}
-	D = h.data_size;
-	hd = atomic_load(&h.head);
-	tl = atomic_load(&h.tail);
-	if (n != HDR_SIZE || !header_ok(&h) || !isize_matches(fd, h.file_size) ||
-	    D != h.file_size - HDR_SIZE - BACKUP_SIZE || h.max_text < 1 ||
-	    h.max_text > KMSG_MAX_TEXT_LIMIT || hd > tl || tl - hd > D || hd % REC_ALIGN) {
+	D = h.s.data_size;
+	hd = atomic_load(&h.d.head);
+	tl = atomic_load(&h.d.tail);
+	if (n != HDR_SIZE || !header_ok(&h) || h.s.version != KMSG_FORMAT_V1 ||
+	    !isize_matches(fd, h.s.file_size) ||
+	    D != h.s.file_size - HDR_SIZE - BACKUP_SIZE || h.s.max_text < 1 ||
+	    h.s.max_text > KMSG_MAX_TEXT_LIMIT || hd > tl || tl - hd > D || hd % REC_ALIGN) {
 		err = KMSG_ECORRUPT;
 		goto out;
 	}
 	memset(st, 0, sizeof(*st));
-	st->file_size = h.file_size;
+	st->file_size = h.s.file_size;
 	st->data_size = D;
 	st->used = tl - hd;
-	st->max_text = h.max_text;
-	st->format_version = h.version;
-	memcpy(st->ring_id, h.ring_id, sizeof(st->ring_id));
-	st->created_ns = h.created_ns;
-	st->next_seq = atomic_load(&h.next_seq);
-	st->clear_seq = atomic_load(&h.clear_seq);
-	st->evicted = atomic_load(&h.evicted);
-	st->damaged = atomic_load(&h.damaged);
-	st->takeovers = atomic_load(&h.takeovers);
-	kmsg__log_stat_numbering(st, &h);
+	st->max_text = h.s.max_text;
+	st->format_version = h.s.version;
+	memcpy(st->ring_id, h.s.ring_id, sizeof(st->ring_id));
+	st->created_ns = h.s.created_ns;
+	st->next_seq = atomic_load(&h.d.next_seq);
+	st->clear_seq = atomic_load(&h.d.clear_seq);
+	st->evicted = atomic_load(&h.d.evicted);
+	st->damaged = atomic_load(&h.d.damaged);
+	memset(&fake, 0, sizeof(fake));
+	fake.version = KMSG_FORMAT_V1;
+	fake.dyn1 = &h.d;
+	fake.first_seq = h.s.first_seq;
+	memcpy(fake.ring_id, h.s.ring_id, sizeof(fake.ring_id));
+	kmsg__ring_numbering(&fake, st);
 	st->first_seq = st->next_seq;
 	/* The oldest record's number is in the record: skip to it. */
 	phys = hd % D;
 	if (D - phys < REC_HDR || hd == tl)
 		goto done;  /* no record: an empty dump */
-	memset(&fake, 0, sizeof(fake));
 	fake.data_size = D;
-	fake.max_text = h.max_text;
-	fake.max_rec = rec_size(h.max_text, KMSG_MAX_FIELDS_BYTES);
+	fake.max_text = h.s.max_text;
+	fake.max_rec = rec_size(h.s.max_text, KMSG_MAX_FIELDS_BYTES);
 	if (fake.max_rec > D / 2)
 		fake.max_rec = D / 2 & ~(uint64_t)(REC_ALIGN - 1);
 	/* The writer puts head within 8L and a page of the start; a header
@@ -1038,7 +1055,7 @@ int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t hea
 	/* A pad or zeros where the first record would be: none was copied. */
 	if (kmsg__rec_check_at(&fake, hd, phys, rec, &rh) && !(rh.flags & REC_PAD))
 		st->first_seq = rh.seq;
-	else if (rh.magic == REC_MAGIC && !(rh.flags & REC_PAD))
+	else if ((rh.owner | (unsigned)rh.prev_owner << 8) == REC_MAGIC && !(rh.flags & REC_PAD))
 		err = KMSG_ECORRUPT;
 	if (err)
 		goto out;

@@ -13,12 +13,13 @@ const char *kmsg_strerror(int code)
 	case KMSG_ETOOLONG:  return "message longer than the log's maximum record size";
 	case KMSG_EFIELD:    return "invalid field: keys are 1-64 characters of A-Z, 0-9 and _, starting with a letter, and all fields together at most 4096 bytes";
 	case KMSG_EPRIO:     return "facility or level out of range";
-	case KMSG_EBUSY:     return "log held by another live writer for too long";
+	case KMSG_EBUSY:     return "no room: writers stopped in the middle of an append hold half the log";
 	case KMSG_ERDONLY:   return "log opened read-only";
 	case KMSG_ESEQ:      return "sequence number space of the log exhausted";
-	case KMSG_ESIZE:     return "log size out of range (4 KiB to 64 TiB, with room for at least two records of the maximum size)";
+	case KMSG_ESIZE:     return "log size out of range (8 KiB to 64 TiB, with room for at least two records of the maximum size)";
 	case KMSG_EINVAL:    return "invalid argument";
 	case KMSG_ECHANGED:  return "the log file was written over with another log";
+	case KMSG_EOLDWRITER: return "the log is in an older format that an older kmsg has open for writing; it is upgraded once that writer has closed it (reading works meanwhile)";
 	}
 	if (code < 0 && code > -4096)
 		return strerror(-code);

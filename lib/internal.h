@@ -1,134 +1,45 @@
 /*
- * internal.h - the file layout and the state shared by libkmsg's sources.
- * The overview of the ring (states, steps, ordering) is at the top of
- * ring.c; kmsg(5) describes the same layout for users.  Functions shared
- * between the sources carry the prefix kmsg__ (two underscores): the
- * static library puts them beside a program's own symbols, and the
- * public ones are kmsg_.
+ * internal.h - the handle and the interfaces libkmsg's layers offer each
+ * other, lowest first.  Each layer calls only those below it:
+ *
+ *	os.c       clocks, thread id, boot id, descriptors, locks, 128-bit CAS
+ *	record.c   the record codec: checksums, checks, pads, fields
+ *	file.c     mapping, validating, creating, upgrading a log file
+ *	writer.c   writer registration, liveness, fork
+ *	ring.c     reservation, eviction, stalled writers, recovery
+ *	wake.c     followers: registering, waking, waiting
+ *	append.c   the write path         iter.c  the read path (one record)
+ *	                                  join.c  joining fragments into lines
+ *	reader.c   the reader object      log.c   open, create, close, stat
+ *	dump.c     compressed snapshots (over the reader)
+ *
+ * The file layout is layout.h; the protocol's overview (states, steps,
+ * ordering) is at the top of ring.c; kmsg(5) says the same to users.
+ * Functions shared between the sources carry the prefix kmsg__ (two
+ * underscores): the static library puts them beside a program's own
+ * symbols, and the public ones are kmsg_.
  */
 #ifndef KMSG_INTERNAL_H
 #define KMSG_INTERNAL_H
 
 #include "kmsg.h"
+#include "layout.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-/* The file is little-endian and its words are used in place as atomics. */
-#error "libkmsg supports little-endian hosts only"
-#endif
+struct flock;
 
-/* ---- the header: 256 bytes at offset 0, a copy of bytes 0..127 at the end */
-
-#define KMSG_MAGIC          "KMSGRNG\x1a"
-#define KMSG_FORMAT_VERSION 1u
-/* Incompatible features (header field incompat): a reader that lacks one
- * refuses the log with KMSG_EVERSION instead of misreading its records. */
-#define INCOMPAT_BEGIN      0x1u  /* records may carry REC_BEGIN */
-#define INCOMPAT_KNOWN      INCOMPAT_BEGIN
-#define HDR_SIZE            256u
-#define HDR_STATIC          128u  /* bytes 0..127: written once, checksummed */
-#define HDR_CRC_OFF         124u
-
-struct kmsg_hdr {
-	/* static part, bytes 0..127 */
-	char magic[8];              /*   0 */
-	uint32_t version;           /*   8 */
-	uint32_t header_size;       /*  12 */
-	uint32_t incompat;          /*  16 features a reader must know */
-	uint32_t compat;            /*  20 features it may ignore */
-	uint64_t file_size;         /*  24 */
-	uint64_t data_off;          /*  32 */
-	uint64_t data_size;         /*  40 */
-	uint32_t max_text;          /*  48 */
-	uint32_t max_fields;        /*  52 */
-	uint8_t ring_id[16];        /*  56 */
-	int64_t created_ns;         /*  72 */
-	uint64_t first_seq;         /*  80 sequence number of the very first record */
-	uint8_t reserved0[36];      /*  88 */
-	uint32_t header_crc;        /* 124 crc32c of bytes 0..123 */
-
-	/* dynamic part, bytes 128..255: changed in place, validated on use */
-	_Atomic uint64_t lock;      /* 128 id of the writer appending, 0 if none */
-	_Atomic uint64_t head;      /* 136 position of the oldest stored record */
-	_Atomic uint64_t tail;      /* 144 position after the newest: publication */
-	_Atomic uint64_t next_seq;  /* 152 */
-	_Atomic uint64_t clear_seq; /* 160 */
-	_Atomic uint64_t writer_ids;/* 168 last writer id handed out */
-	_Atomic uint64_t evicted;   /* 176 */
-	_Atomic uint64_t damaged;   /* 184 */
-	_Atomic uint32_t wake;      /* 192 futex word: bumped when followers wait */
-	_Atomic uint32_t deferrals; /* 196 bumped when a writer stops waking
-	                               for a while (ring.c, WAKING FOLLOWERS) */
-	_Atomic uint64_t takeovers; /* 200 */
-	_Atomic uint64_t boot_id;   /* 208 boot of the last writer that opened */
-	/* The numbering's identity (see kmsg__log_numbering()): 0 in a log made
-	 * before it existed, which then has the implicit one. */
-	_Atomic uint64_t seq_id;    /* 216 stored last when renewed */
-	_Atomic uint64_t seq_id_since;      /* 224 first number given under it */
-	_Atomic uint64_t prev_seq_id;       /* 232 the identity before it, or 0 */
-	_Atomic uint64_t prev_seq_id_since; /* 240 */
-	_Atomic uint64_t prev2_seq_id;      /* 248 the one before that, or 0 */
-};
-_Static_assert(sizeof(struct kmsg_hdr) == HDR_SIZE, "header layout");
-
-/* ---- records: 64-byte header, text, fields, zero padding to 8 ---------- */
-
-#define REC_HDR    64u
-#define REC_MAGIC  0x6b4du
-#define REC_ALIGN  8u
-
-/* Record flags in the file. */
-#define REC_FRAGMENT 0x01u  /* the line continues in the caller's next record */
-#define REC_BEGIN    0x02u  /* a new line: the caller's open one ends here */
-#define REC_PAD      0x80u  /* fills the space to the end of the ring */
-#define REC_FLAGS_KNOWN (REC_FRAGMENT | REC_BEGIN | REC_PAD)
-
-struct rec_hdr {
-	uint32_t len;        /*  0 whole record, a multiple of 8 */
-	uint32_t crc;        /*  4 see rec_crc() */
-	uint64_t seq;        /*  8 stored last: the commit */
-	uint64_t pos;        /* 16 logical position the record was written at */
-	int64_t real_ns;     /* 24 */
-	int64_t boot_ns;     /* 32 */
-	uint64_t boot_id;    /* 40 */
-	uint32_t pid;        /* 48 */
-	uint32_t caller;     /* 52 */
-	uint16_t text_len;   /* 56 */
-	uint16_t fields_len; /* 58 */
-	uint8_t prio;        /* 60 facility << 3 | level */
-	uint8_t flags;       /* 61 */
-	uint16_t magic;      /* 62 REC_MAGIC */
-};
-_Static_assert(sizeof(struct rec_hdr) == REC_HDR, "record layout");
-
-static inline uint64_t rec_size(size_t text_len, size_t fields_len)
-{
-	return (REC_HDR + text_len + fields_len + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
-}
-
-/*
- * The checksum of a record: crc32c over bytes 24 up to the end of the
- * padded payload (times, identity, lengths, text, fields, zero padding;
- * for a pad, the header only), then over seq, pos and len as three
- * little-endian 64-bit words.  That order lets a writer checksum the
- * record before it knows its sequence number and position, and finish in
- * three instructions under the lock; whole words keep the hardware path
- * free of byte steps.
- */
-uint32_t kmsg__rec_crc_body(const void *rec, uint32_t end);
-uint32_t kmsg__rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t len);
-/* kmsg__rec_crc_body of a record being copied: its header is already at dst,
- * the rest up to end is copied from src as it is summed. */
-uint32_t kmsg__rec_crc_copy_body(unsigned char *dst, const unsigned char *src, uint32_t end);
-
-/* Byte offsets beyond the file's end used for OFD locks (never data). */
-#define LOCK_WRITER_BASE (UINT64_C(1) << 62)
-#define LOCK_WRITER_MASK ((UINT64_C(1) << 40) - 1)
-#define LOCK_FOLLOWER    (UINT64_C(1) << 61)
-
+/* How long a block may stay unfinished before writers take its writer
+ * for stopped (ring.c, STALLED WRITERS): writers then make it a hole, and
+ * its writer, if it comes back, appends again. */
+#define STALL_NS            (5 * 1000 * 1000)
+/* How long a reader that cannot write waits at such a block before it
+ * steps over it on its own: its writer does not learn of it, so a record
+ * committed later is missed by this reader (not by the next).  Far longer
+ * than any writer is descheduled on a loaded machine. */
+#define READ_STALL_NS       (1000 * 1000 * 1000)
 /* How often a writer looks for followers, and the reader's matching wait. */
 #define FOLLOWER_PROBE_NS   (10 * 1000 * 1000)
 /* How long a writer whose wake woke nobody only bumps the word. */
@@ -137,113 +48,228 @@ uint32_t kmsg__rec_crc_copy_body(unsigned char *dst, const unsigned char *src, u
 struct kmsg_log {
 	int fd;
 	unsigned flags;           /* KMSG_OPEN_* */
+	unsigned version;         /* the format as opened: 1 (read only) or 2 */
 	unsigned char *map;
 	uint64_t map_size;
 	uint64_t opened_size;     /* the file's size when it was mapped */
 	int private_hdr;          /* a reader's own copy of a damaged header */
 	uint8_t ring_id[16];      /* the ring opened: the file may be written over */
-	struct kmsg_hdr *hdr;
+	struct kmsg_static *st;   /* map + 0 */
+	struct kmsg_dyn *dyn;     /* map + 128, format 2 */
+	struct kmsg_dyn_v1 *dyn1; /* map + 128, format 1 */
+	struct kmsg_aux *aux;     /* format 2 */
 	unsigned char *data;
 	uint64_t data_size;
+	uint64_t first_seq;
 	uint32_t max_text;
 	uint64_t max_rec;         /* largest record the ring takes */
+	uint64_t batch;           /* eviction runs this far ahead (ring.c) */
 	uint64_t boot_id;
 	uint32_t pid;
 
-	/* writers */
-	uint64_t writer_id;
+	/* writers (writer.c) */
+	unsigned owner;           /* OWNER_*, or 0 before registration */
+	uint64_t lock_byte;       /* the OFD lock that says we live, 0 if none */
 	_Atomic unsigned fork_gen; /* fork generation the registration is of */
-	/* A handle may be shared by threads: these two are atomics. */
+	/* A handle may be shared by threads: these are atomics. */
 	_Atomic int64_t next_probe_ns; /* when to look for followers again */
 	_Atomic int followers;    /* a follower was seen at the last probe */
 	_Atomic int64_t quiet_until_ns; /* CLOCK_BOOTTIME: no FUTEX_WAKE before */
-	/* Data offsets of a recent tail and head position: pos % data_size
-	 * is a division, and the lock holder needs two per append.  Read and
-	 * written only under the ring lock (see ring_phys_near). */
-	uint64_t tail_at, tail_phys, head_at, head_phys;
-	int64_t lock_wait_ns;     /* the bound of a wait for a live writer */
 
 	/* readers */
 	int follower_registered;
 	int64_t follower_since_ns;
 
-	/* every open handle, for the fork child handler (log.c, FORK) */
+	/* every open handle, for the fork child handler (writer.c, FORK) */
 	struct kmsg_log *next_handle, *prev_handle;
 };
 
-/* The numbering's identity and the two before it, read whole. */
-struct numbering {
-	uint64_t id, since, prev_id, prev_since, prev2_id;
-};
+/* ---- os.c --------------------------------------------------------------- */
 
-/* log.c */
-void kmsg__log_numbering(const struct kmsg_hdr *h, struct numbering *n);
-/* The current identity alone: one load, for every record a reader returns. */
-uint64_t kmsg__log_seq_id(const struct kmsg_hdr *h);
-void kmsg__log_stat_numbering(struct kmsg_stat *st, const struct kmsg_hdr *h);
-/* Opens the log on fd as kmsg_log_open() does; on success the log owns fd. */
-int kmsg__log_open_fd(struct kmsg_log **out, int fd, unsigned flags);
-int kmsg__log_register_writer(struct kmsg_log *log);
-int kmsg__log_owner_alive(struct kmsg_log *log, uint64_t writer_id);
-int kmsg__log_followers_present(struct kmsg_log *log);
-int kmsg__log_register_follower(struct kmsg_log *log);
-/* 0 once the handle is registered in this process (see FORK in log.c). */
-int kmsg__log_writer_ready(struct kmsg_log *log);
-uint32_t kmsg__log_tid(void);           /* gettid(), cached per thread */
 int64_t kmsg__clock_ns(int clock);
+uint32_t kmsg__tid(void);               /* gettid(), cached per thread */
+void kmsg__tid_forget(void);            /* for a fork child */
+uint64_t kmsg__read_boot_id(void);
+uint64_t kmsg__random64(void);
 int kmsg__fd_off_stdio(int fd);         /* never a log on fd 0, 1 or 2 */
+/* One OFD lock command on [off, off + len); fills *out when not NULL. */
+int kmsg__ofd_lock(int fd, int cmd, short type, uint64_t off, uint64_t len,
+		   struct flock *out);
+void kmsg__cpu_relax(void);
+/* Sleeps ns (at most a second), for the bounded waits. */
+void kmsg__nap(int64_t ns);
 
-/* reader.c */
 /*
- * The oldest valid record: its position and number (at the end, the end
- * and the number the next record gets).  0, a negative code, or 1 if
- * writers overtook every try.
+ * Compares the 16 bytes at p (16-byte aligned) with *lo, *hi and, if
+ * equal, stores nlo, nhi; returns 1.  Else returns 0 with *lo, *hi set
+ * to what is there.  Sequentially consistent.  x86-64 (cmpxchg16b) and
+ * AArch64 only: the reservation needs it.
  */
-int kmsg__ring_oldest(const struct kmsg_log *log, uint64_t *pos, uint64_t *seq);
+static inline int kmsg__cas128(void *p, uint64_t *lo, uint64_t *hi, uint64_t nlo, uint64_t nhi)
+{
+#if defined(__x86_64__)
+	unsigned char ok;
+	__asm__ __volatile__("lock cmpxchg16b %1\n\tsete %0"
+			     : "=q"(ok), "+m"(*(volatile unsigned __int128 *)p),
+			       "+a"(*lo), "+d"(*hi)
+			     : "b"(nlo), "c"(nhi)
+			     : "memory", "cc");
+	return ok;
+#elif defined(__aarch64__)
+	uint64_t olo, ohi;
+	uint32_t fail;
+	do {
+		__asm__ __volatile__("ldaxp %0, %1, [%2]"
+				     : "=&r"(olo), "=&r"(ohi) : "r"(p) : "memory");
+		if (olo != *lo || ohi != *hi) {
+			__asm__ __volatile__("clrex" ::: "memory");
+			*lo = olo;
+			*hi = ohi;
+			return 0;
+		}
+		__asm__ __volatile__("stlxp %w0, %2, %3, [%1]"
+				     : "=&r"(fail) : "r"(p), "r"(nlo), "r"(nhi) : "memory");
+	} while (fail);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return 1;
+#else
+#error "libkmsg needs a 16-byte compare-and-swap (x86-64 or AArch64)"
+#endif
+}
 
-/* record.c: the record codec */
+/* ---- record.c: the codec ------------------------------------------------- */
+
 /*
- * Checks the record at logical position pos as it lies in the mapping
- * (racing writers are the caller's business): returns its length if it is
- * a whole, valid record (or pad) written at pos, 0 otherwise.  If hd is
- * not NULL it gets the header the checks were made on: use that copy, not
- * the mapping, which a writer may change meanwhile.
+ * The checksum of a block: crc32c over bytes 24 up to the end of the
+ * padded payload (times, identity, lengths, owners, text, fields, zero
+ * padding; for a pad, the header only), then over seq, the position and
+ * len as three little-endian 64-bit words.  The same in both formats.
  */
-uint64_t kmsg__rec_check(const struct kmsg_log *log, uint64_t pos, struct rec_hdr *hd);
-/* The header checks alone (no checksum), for a copy of the header at p:
- * the record's length if it is plausible, else 0. */
+uint32_t kmsg__rec_crc_body(const void *rec, uint32_t end);
+uint32_t kmsg__rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t len);
+/* kmsg__rec_crc_body of a block being copied: its header is already at
+ * dst, the rest up to end is copied from src as it is summed. */
+uint32_t kmsg__rec_crc_copy_body(unsigned char *dst, const unsigned char *src, uint32_t end);
+/*
+ * The header checks of a committed block (record or pad) at logical
+ * position pos, data offset phys, for a copy of its header at p: its
+ * length if it is plausible, else 0.  No checksum.
+ */
 uint64_t kmsg__rec_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 			     const unsigned char *p);
-/* kmsg__rec_check for a record whose offset phys == pos % D the caller knows,
- * with its bytes (in the mapping or a copy) at p. */
+/*
+ * Checks the committed block at pos whose bytes (in the mapping or a
+ * copy) are at p: its length if whole and valid, 0 otherwise.  The
+ * header is copied once, checked and used from that copy (a writer may
+ * change the mapping between two reads); hd gets that copy if not NULL.
+ */
 uint64_t kmsg__rec_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 			    const unsigned char *p, struct rec_hdr *hd);
-/* A committed pad record at pos, numbered seq, filling room bytes. */
-void kmsg__rec_pad(struct rec_hdr *pad, uint64_t pos, uint64_t seq, uint32_t room);
-/* The checksum of the header's static part (bytes 0..123). */
+/* The same for the block at pos in the mapping. */
+uint64_t kmsg__rec_check(const struct kmsg_log *log, uint64_t pos, struct rec_hdr *hd);
+/* A committed pad block at pos of len bytes, numbered seq. */
+void kmsg__rec_pad(struct rec_hdr *pad, uint64_t pos, uint64_t seq, uint32_t len,
+		   unsigned owner, unsigned prev_owner, int v1);
+/* The checksum of the static header (bytes 0..123). */
 uint32_t kmsg__hdr_crc(const void *hdr);
+/* Fields: the bytes they take (KMSG_EFIELD, KMSG_EINVAL), and writing them. */
+int kmsg__fields_check(size_t *total, const struct kmsg_entry *e);
+void kmsg__fields_put(unsigned char *p, const struct kmsg_entry *e);
 
-/* ring.c */
-int kmsg__ring_lock(struct kmsg_log *log);
-void kmsg__ring_unlock(struct kmsg_log *log);
-void kmsg__ring_recover_locked(struct kmsg_log *log);
+/* ---- file.c: the file ---------------------------------------------------- */
+
 /*
- * pos % data_size from a remembered position *at and its offset *at_phys:
- * a 64-bit division costs more than the rest of a record's checks, and
- * writers (under the lock) and readers move forward through a lap, so the
- * remembered offset plus the distance is the answer until the lap ends.
- * Any position works; one behind or past the lap divides, and is then
- * remembered.
+ * Validates and maps the log on fd (file.c has the rules), filling the
+ * handle's layout fields.  *repair is set when the dynamic part cannot be
+ * trusted (the header came from its backup, or the file was cut short
+ * and restored).  A format-1 log opened for writing is upgraded to
+ * format 2 first.  On failure nothing is left mapped.
  */
-static inline uint64_t ring_phys_near(const struct kmsg_log *log, uint64_t *at,
-				      uint64_t *at_phys, uint64_t pos)
-{
-	if (pos >= *at && pos - *at < log->data_size - *at_phys)
-		return *at_phys + (pos - *at);
-	*at = pos;
-	*at_phys = pos % log->data_size;
-	return *at_phys;
-}
+int kmsg__file_map(struct kmsg_log *log, int *repair);
+void kmsg__file_unmap(struct kmsg_log *log);
+/* For a reader of a damaged header: the header page becomes a private,
+ * writable copy (the caller fills it, then calls kmsg__file_seal). */
+int kmsg__file_private_header(struct kmsg_log *log);
+void kmsg__file_seal(struct kmsg_log *log);
+/* Makes a new log file at path (file.c, CREATE); *fd is open on it. */
+int kmsg__file_create(int *fd, const char *path, const struct kmsg_create_opts *o);
+int kmsg__file_check_opts(const struct kmsg_create_opts *o);
+/* The static header of the file on fd, checked as at open, with its size. */
+int kmsg__file_read_static(int fd, struct kmsg_static *h, uint64_t *size);
+
+/* ---- writer.c: who writes ------------------------------------------------ */
+
+/* Gives the handle an owner id and the lock that says it lives. */
+int kmsg__writer_register(struct kmsg_log *log);
+/* 0 once the handle is registered in this process (FORK in writer.c). */
+int kmsg__writer_ready(struct kmsg_log *log);
+/* 1 if the writer with this owner id may be alive in boot, 0 if not. */
+int kmsg__writer_alive(const struct kmsg_log *log, unsigned owner, uint64_t boot);
+/* Puts an opened handle on the list the fork handler walks, or off it. */
+void kmsg__handles_add(struct kmsg_log *log);
+void kmsg__handles_remove(struct kmsg_log *log);
+
+/* ---- ring.c: the ring ---------------------------------------------------- */
+
+/*
+ * What a reader may read: head, the end (the newest reservation's end,
+ * or a format-1 log's tail) and the number the block there will get,
+ * and the owner of the newest reservation.  A window no writer could
+ * have left gives KMSG_ECORRUPT.
+ */
+struct window {
+	uint64_t head, end, end_seq;
+	unsigned end_owner;      /* the newest reservation's writer */
+	uint64_t end_boot;       /*   and its boot */
+};
+int kmsg__ring_window(const struct kmsg_log *log, struct window *w);
+/*
+ * A reservation of len bytes for one record: on success the record goes
+ * at *rpos (its header at *blk) with number *seq, and the pad before it,
+ * if any, is written.  The caller writes the record (kmsg__ring_mark,
+ * then commit).  Returns 0, KMSG_ESEQ, KMSG_EBUSY, or 1 if the
+ * reservation was passed before it was marked (start again).
+ */
+int kmsg__ring_reserve(struct kmsg_log *log, uint64_t len, struct rec_hdr **blk,
+		       uint64_t *rpos, uint64_t *seq, unsigned *prev_owner);
+/*
+ * Publishes the header at blk (position rpos) as the reservation's mark
+ * (RESERVED) and checks that no evictor passed it unmarked: 0, or 1 if
+ * one did (the block is released; start again).
+ */
+int kmsg__ring_mark(struct kmsg_log *log, struct rec_hdr *blk, uint64_t rpos);
+/* The commit: 0, or 1 if an evictor gave the block up (start again). */
+int kmsg__ring_commit(struct rec_hdr *blk, uint64_t rpos);
+/* Brings the dynamic state into this boot: a no-op once it is. */
+int kmsg__ring_enter_boot(struct kmsg_log *log);
+/*
+ * Are the dynamic words at dyn (the log's own, or a copy read from its
+ * file) ones a reader can work from?  In the log's format.
+ */
+int kmsg__ring_sane(const struct kmsg_log *log, const void *dyn);
+/* Rebuilds the dynamic words from the records (a damaged header). */
+void kmsg__ring_rebuild(struct kmsg_log *log);
+/* The numbering's identity as readers see it (see kmsg_stat). */
+void kmsg__ring_numbering(const struct kmsg_log *log, struct kmsg_stat *st);
+uint64_t kmsg__ring_seq_id(const struct kmsg_log *log);
+/*
+ * The state of the block at pos (< the window's end) for a reader that
+ * found no committed block there: KMSG__BLOCK_*, with *len the bytes to
+ * step over (0 if unknown yet) and *seq its number if known.
+ */
+enum { KMSG__BLOCK_WAIT, KMSG__BLOCK_HOLE, KMSG__BLOCK_DAMAGE };
+int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct window *w,
+			  uint64_t *len, uint64_t *seq);
+/*
+ * For a reader that may write (kmsg read -c): gives up the unfinished
+ * block at pos (numbered seq, if known) as an evictor passing it would,
+ * so that its writer's commit fails and it appends again; head stays.
+ */
+void kmsg__ring_give_up(struct kmsg_log *log, uint64_t pos, uint64_t seq);
+/* pos % data_size, remembered per thread for the common case. */
+uint64_t kmsg__ring_phys(const struct kmsg_log *log, uint64_t pos);
+/* Head alone (acquire), as a reader's check after a copy needs it [H2]. */
+uint64_t kmsg__ring_head(const struct kmsg_log *log);
 
 /* Position after an implicit wrap: the end of a lap has no room for a header. */
 static inline uint64_t ring_norm(const struct kmsg_log *log, uint64_t pos)
@@ -251,5 +277,75 @@ static inline uint64_t ring_norm(const struct kmsg_log *log, uint64_t pos)
 	uint64_t phys = pos % log->data_size;
 	return log->data_size - phys < REC_HDR ? pos + (log->data_size - phys) : pos;
 }
+
+/* The record header at pos, as it lies in the mapping. */
+static inline struct rec_hdr *ring_block(const struct kmsg_log *log, uint64_t phys)
+{
+	return (struct rec_hdr *)(log->data + phys);
+}
+
+/* ---- log.c, reader.c: for dump.c -------------------------------------- */
+
+/* Opens the log on fd as kmsg_log_open() does; on success the log owns fd. */
+int kmsg__log_open_fd(struct kmsg_log **out, int fd, unsigned flags);
+/* Did the reader's last record report a gap from being overtaken (not
+ * from writers that never finished)? */
+int kmsg__reader_overtaken(const struct kmsg_reader *r);
+
+/* ---- wake.c: followers --------------------------------------------------- */
+
+_Atomic uint32_t *kmsg__wake_word(const struct kmsg_log *log);
+_Atomic uint32_t *kmsg__wake_deferrals(const struct kmsg_log *log);
+/* After an append: wakes followers if any exist (WAKING in wake.c). */
+void kmsg__wake_after_append(struct kmsg_log *log, int64_t now_boot_ns);
+int kmsg__wake_register_follower(struct kmsg_log *log);
+
+/* ---- iter.c: reading one record at a time -------------------------------- */
+
+struct kmsg_iter {
+	struct kmsg_log *log;
+	uint64_t pos;            /* logical position of the next block */
+	uint64_t expect;         /* the number of the next record */
+	int expect_known;        /* 0 only for a log too damaged to tell */
+	int overtaken;           /* restarted at head since the last record */
+	int in_damage;           /* skipping a damaged stretch */
+	uint64_t holes;          /* unfinished appends passed since the last record */
+	uint64_t wait_pos;       /* a block in progress met at this position */
+	int64_t wait_since;      /*   since (CLOCK_BOOTTIME) */
+	int last_overtaken;      /* the last record's gap came from being overtaken */
+	uint64_t gave_up;        /* 1 + the block it last gave up (kmsg__ring_give_up) */
+	unsigned char *buf;      /* copy of the current record */
+};
+int kmsg__iter_init(struct kmsg_iter *it, struct kmsg_log *log);
+void kmsg__iter_free(struct kmsg_iter *it);
+/* The next record: 1, 0 at the end, or a negative code (iter.c). */
+int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec);
+int kmsg__iter_seek(struct kmsg_iter *it, enum kmsg_whence whence);
+int kmsg__iter_seek_seq(struct kmsg_iter *it, uint64_t seq);
+int kmsg__iter_seek_time(struct kmsg_iter *it, int64_t real_ns);
+/* Is a record (or a block to step over) ready at the iterator's position? */
+int kmsg__iter_ready(struct kmsg_iter *it);
+/* ---- join.c: joining fragments into lines -------------------------------- */
+
+struct kmsg_joiner;
+int kmsg__join_new(struct kmsg_joiner **out, unsigned flags);
+void kmsg__join_free(struct kmsg_joiner *j);
+/* The next line (or lone record, or gap) from the iterator: as
+ * kmsg_reader_next() returns. */
+int kmsg__join_next(struct kmsg_joiner *j, struct kmsg_iter *it, struct kmsg_record *out);
+/* Forgets every open and waiting line (the reader moved). */
+void kmsg__join_drop(struct kmsg_joiner *j);
+/* The lowest number of a line open or waiting, if below *p. */
+void kmsg__join_position(const struct kmsg_joiner *j, uint64_t *p);
+/* A line is waiting to be returned. */
+int kmsg__join_ready(const struct kmsg_joiner *j);
+void kmsg__join_flush(struct kmsg_joiner *j, int64_t older_than_real_ns);
+
+/*
+ * The oldest valid record: its position and number (at the end, the end
+ * and the number the next record gets).  0, a negative code, or 1 if
+ * writers overtook every try.
+ */
+int kmsg__ring_oldest(const struct kmsg_log *log, uint64_t *pos, uint64_t *seq);
 
 #endif

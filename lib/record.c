@@ -1,7 +1,8 @@
 /*
- * record.c - the record codec: a record's checksum, the checks a record
- * must pass before anything in it is believed, and pad records; and the
- * header's checksum.  The layout is in internal.h and kmsg(5).
+ * record.c - the record codec: a block's checksum, the checks a committed
+ * block must pass before anything in it is believed, pad blocks, the
+ * fields area, and the static header's checksum.  The layout is in
+ * layout.h and kmsg(5); which states a block goes through is ring.c's.
  */
 #include "internal.h"
 #include "crc32c.h"
@@ -23,14 +24,14 @@ uint32_t kmsg__rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uin
 	return kmsg__crc32c_extend(body_crc, tail, sizeof(tail));
 }
 
-
 /*
- * The header checks of kmsg__rec_check() for a record whose data offset
- * the caller already knows (pos % D is a division; the append path and
- * readers keep offsets instead).
+ * A committed block is a record, which never crosses the end of the
+ * data area, or a pad.  In format 1 a pad fills its lap to the end; in
+ * format 2 it may also step over a quarantined stretch (ring.c), across
+ * the end of a lap, but never over more than the ring.
  */
 uint64_t kmsg__rec_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
-			    const unsigned char *p)
+			     const unsigned char *p)
 {
 	struct rec_hdr h;
 	uint64_t room = log->data_size - phys;
@@ -38,14 +39,19 @@ uint64_t kmsg__rec_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t 
 	if (room < REC_HDR)
 		return 0;
 	memcpy(&h, p, REC_HDR);
-	if (h.magic != REC_MAGIC || h.pos != pos || h.len % REC_ALIGN ||
-	    h.len < REC_HDR || h.len > room || (h.flags & ~REC_FLAGS_KNOWN))
+	if (h.tag != pos || h.len % REC_ALIGN || h.len < REC_HDR ||
+	    (h.flags & ~REC_FLAGS_KNOWN))
+		return 0;
+	if (log->version == KMSG_FORMAT_V1 &&
+	    (h.owner | (unsigned)h.prev_owner << 8) != REC_MAGIC)
 		return 0;
 	if (h.flags & REC_PAD) {
-		if (h.len != room || h.text_len || h.fields_len)
+		if (h.text_len || h.fields_len)
+			return 0;
+		if (log->version == KMSG_FORMAT_V1 ? h.len != room : h.len > log->data_size)
 			return 0;
 	} else {
-		if (h.len > log->max_rec || h.text_len > log->max_text ||
+		if (h.len > room || h.len > log->max_rec || h.text_len > log->max_text ||
 		    h.fields_len > KMSG_MAX_FIELDS_BYTES ||
 		    rec_size(h.text_len, h.fields_len) != h.len ||
 		    (h.prio >> 3) >= KMSG_NFACILITIES)
@@ -55,7 +61,7 @@ uint64_t kmsg__rec_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t 
 }
 
 uint64_t kmsg__rec_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
-			   const unsigned char *p, struct rec_hdr *hd)
+			    const unsigned char *p, struct rec_hdr *hd)
 {
 	struct rec_hdr h;
 	uint64_t len;
@@ -69,34 +75,114 @@ uint64_t kmsg__rec_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t p
 		return 0;
 	/* A pad's checksum covers its header alone (its lengths are 0). */
 	if (kmsg__rec_crc_finish(kmsg__rec_crc_body(p, (uint32_t)rec_size(h.text_len, h.fields_len)),
-			   h.seq, h.pos, h.len) != h.crc)
+				 h.seq, pos, h.len) != h.crc)
 		return 0;
 	if (hd)
 		*hd = h;
 	return len;
 }
 
-uint64_t kmsg__rec_check(const struct kmsg_log *log, uint64_t pos,
-		      struct rec_hdr *hd)
+uint64_t kmsg__rec_check(const struct kmsg_log *log, uint64_t pos, struct rec_hdr *hd)
 {
 	uint64_t phys = pos % log->data_size;
 	return kmsg__rec_check_at(log, pos, phys, log->data + phys, hd);
 }
 
-/* A pad at pos filling room bytes to the end of the lap, numbered seq. */
-void kmsg__rec_pad(struct rec_hdr *pad, uint64_t pos, uint64_t seq, uint32_t room)
+void kmsg__rec_pad(struct rec_hdr *pad, uint64_t pos, uint64_t seq, uint32_t len,
+		   unsigned owner, unsigned prev_owner, int v1)
 {
 	memset(pad, 0, sizeof(*pad));
-	pad->len = room;
+	pad->len = len;
 	pad->seq = seq;
-	pad->pos = pos;
+	pad->tag = pos;
 	pad->flags = REC_PAD;
-	pad->magic = REC_MAGIC;
-	/* its checksum covers its header alone (its lengths are 0) */
-	pad->crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(pad, REC_HDR), seq, pos, room);
+	pad->owner = (uint8_t)(v1 ? REC_MAGIC & 0xff : owner);
+	pad->prev_owner = (uint8_t)(v1 ? REC_MAGIC >> 8 : prev_owner);
+	pad->crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(pad, REC_HDR), seq, pos, len);
 }
 
 uint32_t kmsg__hdr_crc(const void *hdr)
 {
 	return kmsg__crc32c_extend(0, hdr, HDR_CRC_OFF);
+}
+
+/* ---- fields: KEY=value pairs, each a 16-bit length and its bytes -------- */
+
+int kmsg_key_valid(const char *key, size_t len)
+{
+	if (!key || len < 1 || len > KMSG_MAX_KEY || !(key[0] >= 'A' && key[0] <= 'Z'))
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		char c = key[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+			return 0;
+	}
+	return 1;
+}
+
+int kmsg__fields_check(size_t *total, const struct kmsg_entry *e)
+{
+	size_t sum = 0;
+
+	for (size_t i = 0; i < e->nfields; i++) {
+		const struct kmsg_field *f = &e->fields[i];
+		size_t kl;
+		if (!f->key || (!f->value && f->value_len))
+			return KMSG_EINVAL;
+		kl = f->key_len ? f->key_len : strlen(f->key);
+		if (!kmsg_key_valid(f->key, kl))
+			return KMSG_EFIELD;
+		/* each term bounded first: a caller's lengths near SIZE_MAX
+		 * must not wrap the sum into a small one */
+		if (kl > KMSG_MAX_FIELDS_BYTES || f->value_len > KMSG_MAX_FIELDS_BYTES)
+			return KMSG_EFIELD;
+		sum += 2 + kl + 1 + f->value_len;
+		if (sum > KMSG_MAX_FIELDS_BYTES)
+			return KMSG_EFIELD;
+	}
+	*total = sum;
+	return 0;
+}
+
+void kmsg__fields_put(unsigned char *p, const struct kmsg_entry *e)
+{
+	for (size_t i = 0; i < e->nfields; i++) {
+		const struct kmsg_field *f = &e->fields[i];
+		size_t kl = f->key_len ? f->key_len : strlen(f->key);
+		uint16_t l = (uint16_t)(kl + 1 + f->value_len);
+		memcpy(p, &l, 2);
+		memcpy(p + 2, f->key, kl);
+		p[2 + kl] = '=';
+		if (f->value_len)
+			memcpy(p + 3 + kl, f->value, f->value_len);
+		p += 2 + l;
+	}
+}
+
+int kmsg_field_next(struct kmsg_field *f, const struct kmsg_record *rec, size_t *pos)
+{
+	const unsigned char *p;
+	uint16_t l;
+	size_t k;
+
+	if (!f || !rec || !pos)
+		return KMSG_EINVAL;
+	if (*pos >= rec->fields_len)
+		return 0;
+	if (rec->fields_len - *pos < 2)
+		return KMSG_ECORRUPT;
+	p = rec->fields + *pos;
+	memcpy(&l, p, 2);
+	if (l > rec->fields_len - *pos - 2)
+		return KMSG_ECORRUPT;
+	for (k = 0; k < l && p[2 + k] != '='; k++)
+		;
+	if (k == l || !kmsg_key_valid((const char *)p + 2, k))
+		return KMSG_ECORRUPT;
+	f->key = (const char *)p + 2;
+	f->key_len = k;
+	f->value = (const char *)p + 3 + k;
+	f->value_len = l - k - 1;
+	*pos += 2 + (size_t)l;
+	return 1;
 }

@@ -1,587 +1,1539 @@
 /*
- * ring.c - the record ring: appending, evicting, recovering, waking.
+ * ring.c - the ring: reserving room for a record, evicting the oldest
+ * blocks, passing writers that stopped or died in the middle of an
+ * append, entering a new boot, and the numbering's identity.
  *
  * OVERVIEW
  *
- * The file is a 256-byte header, a data area of D bytes used as a ring, and
- * a 128-byte copy of the header's static part at the very end (the first
- * page is the one a power cut is most likely to tear).  kmsg(5) gives every
- * field.
+ * The file (layout.h, kmsg(5)) is a static header, the dynamic words, a
+ * data area of D bytes used as a ring, an auxiliary area and a copy of
+ * the static header.  Positions are logical 64-bit byte counts that only
+ * grow; position p lies at data offset p % D.
  *
- * Positions are logical 64-bit byte counts that only grow; a position p
- * lies at data offset p % D.  The header holds three of them:
+ * BLOCKS
  *
- *	head <= tail <= head + D
- *	[head, tail) holds the stored records, oldest first, back to back;
- *	tail is where the next record goes.
+ * The ring is a run of blocks, back to back.  A block is a record (a
+ * 64-byte header, the text, the fields, zero padding to 8 bytes) or a pad
+ * (a header alone, whose length says where the next block starts).  A
+ * reservation is one record and at most one pad before it; it takes one
+ * sequence number, which its pad carries too, so numbers grow by one
+ * from reservation to reservation along the positions.  A record never
+ * crosses the end of the data area; a pad may.  Fewer than 64 bytes left
+ * at the end of a lap hold no block: everyone steps over them.
  *
- * A record is a 64-byte header (length, CRC-32C, sequence number, the
- * position it was written at, both timestamps, boot id, pid, caller,
- * lengths, priority, flags, magic), the text, the fields, and zero padding
- * to a multiple of 8.  A record never straddles the end of the data area:
- * when it would, the writer fills the rest of the lap with a pad record (or,
- * when fewer than 64 bytes are left, with nothing: every reader skips such a
- * short remainder implicitly) and starts at the next lap.  Sequence numbers
- * are contiguous in position order; pads take none.
+ *	head, head_seq   the oldest block not evicted, and its number
+ *	resv             where the next reservation begins, the number it
+ *	                 gets, and the owner of the newest one (16 bytes)
+ *	pass_to          how far evictors passed blocks that had no header
  *
- * RECORD STATES
+ *	head <= resv.pos <= head + D - 64, and [head, resv.pos) is blocks.
  *
- *	free       beyond tail, or left by an earlier lap
- *	written    bytes in place beyond tail, seq field not yet stored
- *	committed  seq field stored (release): the record is complete
- *	published  tail moved past it (release): readers may return it
- *	evicted    head moved past it: its bytes may be overwritten
+ * BLOCK STATES
  *
- * WRITER STEPS (under the append lock)
+ * A block's tag (header bytes 16..23) is its own position with a state
+ * in the low three bits.  Bytes not tagged with the position they lie at
+ * are not (yet) a block's header: the tag is what makes a block known.
  *
- * The lock is one 64-bit word holding the id of the writer that appends.
- * Each writer handle owns an id and holds an OFD lock on a byte that
- * encodes it (log.c), so the kernel tells any other writer whether the
- * holder is still alive.  A writer builds and checksums its record in a
- * local buffer first; under the lock it only:
+ *	unmarked    reserved, header not written (or never: its writer died,
+ *	            or a power cut lost it)
+ *	RESERVED    header complete, text and fields on their way
+ *	COMMITTED   complete; the tag's last change
+ *	HOLE        given up by an evictor before its commit
+ *	RELEASED    given up, and its writer has let go of it
  *
- *	W1  evicts: while the record does not fit, head += length of the
- *	    record at head (store head, then a release fence, so that no byte
- *	    of the evicted record changes before the new head is visible);
- *	W2  writes a pad record if the record would cross the end of the
- *	    data area, commits it (pad.seq = next_seq, release) and moves on
- *	    to the next lap;
- *	W3  copies the record to tail and commits it: rec.seq = next_seq
- *	    with a release store, after every other byte;
- *	W4  next_seq = seq + 1;
- *	W5  tail = end of record (release): the publication;
- *	W6  releases the lock (release), then, if followers exist, bumps the
- *	    futex word and wakes them.
+ * A record of the first format is a committed block.
  *
- * A writer may die between any two instructions.  The next writer that
- * wants the lock sees that the owner's OFD lock is gone, takes the lock
- * over (compare-and-swap of the dead id to its own) and repairs
- * (kmsg__ring_recover_locked): W1 is complete after each single store of head;
- * bytes written beyond tail but not committed are never visible and get
- * overwritten; a record committed (W3) but not published (W4, W5) is
- * recognised at tail by its sequence number and position and published.
- * So no record is half-visible and no sequence number is used twice or
- * skipped.  A live writer that holds the lock (descheduled, or stopped by
- * SIGSTOP) is waited for up to log->lock_wait_ns, after which append fails
- * with KMSG_EBUSY rather than hang; a dead one costs its successor one
- * fcntl(F_OFD_GETLK) after a short spin.  OFD locks vanish at reboot, so a
- * lock word left by a previous boot is taken over on first use.
+ * WRITER STEPS (append.c and the functions below)
  *
- * READER CHECKS (reader.c; no lock, no store to the mapping)
+ *	W1  build: check the entry, measure the record, read the clock.
+ *	W2  place: load resv [A2]; find where the record goes, after a pad
+ *	    over the end of the lap or over quarantined stretches, and so
+ *	    where the reservation ends.
+ *	W3  evict until head >= end - D + 64 (EVICTION).
+ *	W4  reserve: resv from (pos, seq, prev) to (end, seq + 1, me) by one
+ *	    16-byte compare-and-swap [A1]; if it fails, W2 again.
+ *	W5  mark: store the header but its tag and checksum, then exchange
+ *	    the tag to pos|RESERVED [M1] (a pad is stored whole and tagged
+ *	    committed the same way, first); then load pass_to [M2]: past the
+ *	    block means an evictor passed it while it had no tag: release it
+ *	    and go back to W2.
+ *	W6  copy the text and fields, summing the checksum; store it.
+ *	W7  commit: tag from RESERVED to COMMITTED by compare-and-swap [C1];
+ *	    if it fails an evictor made it a HOLE: release it, back to W2.
+ *	W8  wake followers (wake.c).
  *
- *	R1  load tail (acquire, pairs with W5); nothing at or beyond it
- *	    is read;
- *	R2  copy the record's bytes; then an acquire fence and load head:
- *	    if head has passed the record, a writer may have overwritten it
- *	    during the copy (pairs with W1's store-then-fence), so the copy
- *	    is discarded and the reader has been overtaken;
- *	R3  check magic, length bounds, position field, CRC: a record that
- *	    fails is damaged (power loss, a hostile edit) and is skipped by
- *	    scanning forward for the next valid record;
- *	R4  an overtaken reader restarts at head and reports the sequence
- *	    gap as lost records; a damaged stretch is reported as damaged.
+ * A writer stores only inside its own reservation, and changes shared
+ * words only by compare-and-swap from values it read: one that stops
+ * anywhere and resumes much later cannot move shared state backwards,
+ * and nobody else writes where it may still write (QUARANTINE).  So no
+ * writer waits for another, but for the bound below, once.
  *
- * WAKING FOLLOWERS
+ * EVICTION
  *
- * inotify does not see stores through a mapping, so followers sleep on a
- * futex word in the header.  Readers may lack write permission, so they
- * cannot announce themselves in the mapping; instead a follower holds an
- * OFD read lock on the byte LOCK_FOLLOWER, and each writer handle checks
- * for such a lock at most every FOLLOWER_PROBE_NS.  Only a writer that has
- * seen a follower bumps the word and calls FUTEX_WAKE, so with nobody
- * following an append makes no system call beyond that probe.  A new
- * follower caps its sleeps at FOLLOWER_PROBE_NS until every writer must
- * have probed once.  Ordering: W5 (tail) before the bump, both sequentially
- * consistent; the follower loads the word, then tail, then sleeps only if
- * the word is unchanged, so a record published after its check of tail
- * always changes the word first.
+ * An evictor walks from head.  A committed block is passed by its length
+ * (counted as evicted if it is a record), a HOLE or RELEASED one too.  An
+ * unfinished block (RESERVED, or unmarked below resv) is waited for, at
+ * most STALL_NS from when any writer first saw it there (stall_pos,
+ * stall_since), unless its writer is dead; then it is passed as a hole:
  *
- * A wake that finds nobody asleep (the follower is busy reading, or the
- * "follower" is a reader that took the lock to slow writers down) would
- * cost every append a system call, five times the append.  So a writer
- * handle whose FUTEX_WAKE woke nobody then only bumps the word for the
- * next WAKE_QUIET_NS, and announces that by bumping the header's deferral
- * count (after the wake [D1]).  A follower that sees the count change
- * caps its sleeps at WAKE_QUIET_NS for twice that long, by its own clock.
- * No follower sleeps through a skipped wake without a cap: a wake that
- * woke nobody means none was asleep then; one that goes to sleep after it
- * loaded the word either after the bump (and so sees the record, W5
- * before the bump) or before it (and so FUTEX_WAIT sees the word changed,
- * unless it is past the bump and asleep: then the wake would have found
- * it).  Any sleep that begins after the writer's skip has loaded the count
- * after [D1] [D2], and is capped.  A writer whose wake woke someone wakes
- * at every append again.  So a reader costs writers at most one system
- * call per WAKE_QUIET_NS each, and a follower that was busy when the last
- * records came sees them at most WAKE_QUIET_NS late.
+ *	RESERVED  tag to HOLE by compare-and-swap [C2]: exactly one of C1
+ *	          and C2 succeeds, so the block is a record or a hole, never
+ *	          a record its writer was told failed, or the reverse.
+ *	unmarked  the stretch up to the next tagged block (or resv) is
+ *	          passed: pass_to is raised past it [E1], then the stretch
+ *	          is looked at again for tags [E2], and a tag found is
+ *	          handled as above.  M1-M2 and E1-E2 are both sequentially
+ *	          consistent (a Dekker pair): the evictor sees the tag, or
+ *	          the writer sees pass_to, or both; either way a hole.
+ *
+ * Head and head_seq then move by one 16-byte compare-and-swap [H1].
+ * Evictors run log->batch bytes ahead of need, so that head moves once a
+ * batch, not at every append.
+ *
+ * STALLED WRITERS AND QUARANTINE
+ *
+ * A writer stopped (SIGSTOP, a debugger, a cgroup freezer) with a block
+ * reserved is passed as above, but it may resume at any time and write
+ * the rest of its block before it learns that it was passed.  So the
+ * stretch it may still write is quarantined: an entry in the auxiliary
+ * area's table, written before head passes it [Q1, before H1].  A
+ * reservation in a later lap steps over a quarantined stretch with a pad
+ * and never ends within 64 bytes before one, so that the pad always has
+ * room.  No reservation placed before an entry existed can reach its
+ * stretch: until head passes the stalled block every reservation ends
+ * 64 bytes before the block's next lap (W3), and a writer loads head
+ * (acquire) before the table [Q2].  An entry is lifted once every writer
+ * it waits for is done (its block committed or released) or dead, and at
+ * the next boot.  A dead writer (its lock gone, or of an earlier boot)
+ * needs no entry: it is passed at once.  With the table full a stalled
+ * stretch is passed without an entry; a writer resuming in it writes
+ * into a block of a later lap, which its tag and checksum then show as
+ * damaged.  That takes more than NQUAR writers stopped mid-append.
+ *
+ * Each writer handle holds an OFD write lock on bytes of its owner id
+ * (writer.c); the kernel drops it when the process dies.  A reader can
+ * take read locks only, which the liveness test does not count, so it
+ * can neither fake a live writer nor hide one.
+ *
+ * READER CHECKS (iter.c; no lock, no store to the mapping)
+ *
+ *	R1  load resv (its number half, the position half, the number half
+ *	    again: equal halves mean one state) and head.
+ *	R2  at a position below resv, load the tag (acquire, pairs with C1
+ *	    and M1).  Committed: copy the block, then an acquire fence and
+ *	    load head [H2]: head past the block means a writer may have
+ *	    overwritten it while it was copied (pairs with H1, which comes
+ *	    before W4 and every store of a new block), so the copy is
+ *	    discarded and the reader was overtaken.
+ *	R3  check the length, tag and checksum: a block that fails is
+ *	    damaged, and the reader goes on at the next block whose number
+ *	    follows.
+ *	R4  unfinished: wait as an evictor does (at most STALL_NS, not at
+ *	    all for a dead writer), then step over it as a hole.
+ *	R5  numbers missing between two records are reported: lost (the
+ *	    reader was overtaken, or a writer never finished) or damaged.
  *
  * DURABILITY
  *
  * By default a record is in the page cache when append returns: it
  * survives the death of any process, not a power cut before writeback.
- * With KMSG_OPEN_SYNC append msyncs the record and the header before it
- * returns.  In both modes a power cut leaves a file that opens: the header
- * is rebuilt from the records when it is inconsistent, damaged records are
- * skipped and counted.  A rebuild may hand out again numbers that were
- * lost, so each renews the numbering's identity (log.c, THE NUMBERING'S
- * IDENTITY): a position is an identity and a number.
+ * With KMSG_OPEN_SYNC append msyncs the record and the header words
+ * before it returns.  In both modes a power cut leaves a file that opens
+ * (ENTERING A BOOT).
+ *
+ * ENTERING A BOOT
+ *
+ * The dynamic state belongs to the boot in aux.boot_id.  A writer that
+ * finds another boot there (the first after a reboot, or after a
+ * rebuild) brings the state into its own before it reserves: the
+ * numbering's identity is renewed, then records the header page did not
+ * know of (written back after it, before a power cut) are taken in by
+ * walking from resv, at most RECOVER_WALK of them, and the boot word is
+ * set.  Every step is idempotent or a compare-and-swap from what was
+ * read, so writers that arrive together all do it and none waits for
+ * another.  Blocks of an earlier boot that were never finished are holes
+ * (their writers are dead).  A header that fails its checks is rebuilt
+ * from the records by the writer that opens the log (one scan).
+ *
+ * THE NUMBERING'S IDENTITY
+ *
+ * A sequence number names a record only together with the numbering it
+ * was given in.  Within a boot numbers never repeat.  A power cut can
+ * lose the last numbers handed out (their records and the header's words
+ * never reached the disk) and a writer then hands them out again; so the
+ * identity is renewed whenever a writer enters a boot: a new 64-bit id,
+ * valid from the number resv had (since).  Records below that number
+ * keep their numbers, and under the new id they mean what they meant
+ * under the old.  The two identities before it are kept, so that a
+ * consumer's position (id, seq) resolves:
+ *
+ *	id == current                  seq names the same record
+ *	id == prev,  seq < since       the same record
+ *	id == prev2, seq < both sinces the same record
+ *	otherwise                      renumbered: what was there is lost
+ *
+ * The identities live in two slots; id_slot says which is current.  A
+ * renewal writes the other slot whole, from the current one and resv, and
+ * then switches id_slot by compare-and-swap [N1]; a reader loads id_slot,
+ * the slot, and id_slot again [N2].  The new id is derived from the old
+ * one, the boot id and the ring id alone, so writers renewing at once
+ * write the same bytes.  A log of the first format has the identity of
+ * its header (log.c of that release), or an implicit one from its ring id.
  */
 #define _GNU_SOURCE
 #include "internal.h"
-#include "crc32c.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <linux/futex.h>
-#include <sched.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+/* At most this many records are taken in when entering a boot. */
+#define RECOVER_WALK 65536
 
-static inline void cpu_relax(void)
+/* ---- small helpers ------------------------------------------------------ */
+
+static __thread uint64_t phys_d, phys_at, phys_off;
+
+uint64_t kmsg__ring_phys(const struct kmsg_log *log, uint64_t pos)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
+	/* pos % D is a 64-bit division, dearer than the rest of a block's
+	 * checks; positions move forward through a lap, so a remembered
+	 * offset plus the distance is the answer until the lap ends. */
+	if (phys_d == log->data_size && pos >= phys_at && pos - phys_at < phys_d - phys_off)
+		return phys_off + (pos - phys_at);
+	phys_d = log->data_size;
+	phys_at = pos;
+	phys_off = pos % log->data_size;
+	return phys_off;
 }
 
-static void take_over(struct kmsg_log *log)
+static inline uint64_t rs_seq(const struct kmsg_log *log, uint64_t w)
 {
-	atomic_fetch_add_explicit(&log->hdr->takeovers, 1, memory_order_relaxed);
-	kmsg__ring_recover_locked(log);
+	return log->first_seq + (w >> RESV_OWNER_BITS);
+}
+
+static inline unsigned rs_owner(uint64_t w)
+{
+	return (unsigned)(w & ((1u << RESV_OWNER_BITS) - 1));
+}
+
+static inline uint64_t rs_make(const struct kmsg_log *log, uint64_t seq, unsigned owner)
+{
+	return (seq - log->first_seq) << RESV_OWNER_BITS | owner;
 }
 
 /*
- * Takes the append lock.  Spins briefly (an append holds it for well under
- * a microsecond), then checks whether the holder is alive: a dead holder's
- * lock is taken over at once; a live one is waited for, yielding and then
- * sleeping, up to log->lock_wait_ns, then KMSG_EBUSY.
+ * A pair of words a 16-byte compare-and-swap changes together, as one
+ * state [R1]: every change of the pair changes word a (the number half of
+ * resv; head's position), so two equal loads of a around the load of b
+ * saw no change between them.  A hostile file may change them for ever:
+ * after a few tries what was read is as good as any.
  */
-int kmsg__ring_lock(struct kmsg_log *log)
+static void pair_load(const _Atomic uint64_t *a, const _Atomic uint64_t *b,
+		      uint64_t *va, uint64_t *vb)
 {
-	_Atomic uint64_t *lock = &log->hdr->lock;
-	uint64_t me = log->writer_id, cur = 0;
-	int64_t start = 0;
-
-	for (unsigned spins = 0;; spins++) {
-		cur = atomic_load_explicit(lock, memory_order_relaxed);
-		if (cur == 0) {
-			if (atomic_compare_exchange_weak_explicit(lock, &cur, me,
-					memory_order_acquire, memory_order_relaxed))
-				return 0;
-			continue;
+	for (int tries = 0;; tries++) {
+		uint64_t a1 = atomic_load_explicit(a, memory_order_acquire);
+		uint64_t v = atomic_load_explicit(b, memory_order_acquire);
+		uint64_t a2 = atomic_load_explicit(a, memory_order_acquire);
+		if (a1 == a2 || tries == 8) {
+			*va = a2;
+			*vb = v;
+			return;
 		}
-		if (spins < 200) {
-			/* Back off a little more each time: a spinner that
-			 * re-reads the lock word at once steals the cache line
-			 * from the holder, which needs it to finish. */
-			for (unsigned k = 0; k < (1u << (spins < 6 ? spins : 6)); k++)
-				cpu_relax();
-			continue;
-		}
-		/* cur == me is another thread on this handle: alive by
-		 * definition (and the kernel would not report our own lock). */
-		if (cur != me && !kmsg__log_owner_alive(log, cur)) {
-			if (atomic_compare_exchange_strong_explicit(lock, &cur, me,
-					memory_order_acquire, memory_order_relaxed)) {
-				take_over(log);
-				return 0;
-			}
-			continue;
-		}
-		int64_t now = kmsg__clock_ns(CLOCK_MONOTONIC);
-		if (!start)
-			start = now;
-		else if (now - start > log->lock_wait_ns)
-			return KMSG_EBUSY;
-		if (now - start < 1000000) {
-			sched_yield();
-		} else {
-			struct timespec ts = { 0, 100000 };
-			nanosleep(&ts, NULL);
-		}
-		spins = 150;  /* spin a little between liveness checks */
 	}
 }
 
-void kmsg__ring_unlock(struct kmsg_log *log)
+static void resv_load(const struct kmsg_log *log, uint64_t *pos, uint64_t *sw)
 {
-	atomic_store_explicit(&log->hdr->lock, 0, memory_order_release);
+	pair_load(&log->dyn->resv_seq, &log->dyn->resv_pos, sw, pos);
+}
+
+static void head_load(const struct kmsg_log *log, uint64_t *pos, uint64_t *seq)
+{
+	pair_load(&log->dyn->head, &log->dyn->head_seq, pos, seq);
+}
+
+static uint64_t load_tag(const struct kmsg_log *log, uint64_t phys)
+{
+	return __atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_ACQUIRE);
+}
+
+/* ---- windows ------------------------------------------------------------ */
+
+/*
+ * A format-1 log's end: the tail, and the number the record there will
+ * have.  Its writers stored next_seq before tail, so once tail is loaded
+ * (acquire) next_seq is at least one past the last published record,
+ * and one more when a writer is between the two stores (or died there):
+ * its record then sits committed at tail with the number next_seq - 1.
+ */
+static int window_v1(const struct kmsg_log *log, struct window *w)
+{
+	const struct kmsg_dyn_v1 *d = log->dyn1;
+
+	for (int attempt = 0;; attempt++) {
+		uint64_t t = atomic_load_explicit(&d->tail, memory_order_acquire);
+		uint64_t hd = atomic_load_explicit(&d->head, memory_order_acquire);
+		uint64_t next = atomic_load_explicit(&d->next_seq, memory_order_acquire);
+		struct rec_hdr r;
+
+		if (t % REC_ALIGN || t >= POS_LIMIT)
+			return KMSG_ECORRUPT;
+		if (atomic_load_explicit(&d->tail, memory_order_acquire) != t && attempt < 16)
+			continue;
+		if (hd > t || t - hd > log->data_size)
+			hd = t > log->data_size ? t - log->data_size : 0;
+		if (kmsg__rec_check(log, ring_norm(log, t), &r) && r.seq + 1 == next)
+			next--;
+		w->head = (hd + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
+		w->end = t;
+		w->end_seq = next;
+		w->end_owner = OWNER_NONE;
+		w->end_boot = 0;
+		return 0;
+	}
+}
+
+uint64_t kmsg__ring_head(const struct kmsg_log *log)
+{
+	if (log->version == KMSG_FORMAT_V1)
+		return atomic_load_explicit(&log->dyn1->head, memory_order_acquire);
+	return atomic_load_explicit(&log->dyn->head, memory_order_acquire);
+}
+
+int kmsg__ring_window(const struct kmsg_log *log, struct window *w)
+{
+	uint64_t hs, sw;
+
+	if (log->version == KMSG_FORMAT_V1)
+		return window_v1(log, w);
+	resv_load(log, &w->end, &sw);
+	head_load(log, &w->head, &hs);
+	if (w->end % REC_ALIGN || w->end >= POS_LIMIT || w->head % REC_ALIGN)
+		return KMSG_ECORRUPT;
+	/* A head that no writer could have left: one lap behind the end. */
+	if (w->head > w->end || w->end - w->head > log->data_size)
+		w->head = w->end > log->data_size ? w->end - log->data_size : 0;
+	w->end_seq = rs_seq(log, sw);
+	w->end_owner = rs_owner(sw);
+	/* The newest reservation's writer is of the boot the dynamic state
+	 * is of: this one only if a writer of this boot has entered it. */
+	w->end_boot = atomic_load_explicit(&log->aux->boot_id, memory_order_acquire);
+	return 0;
+}
+
+/* ---- finding blocks ----------------------------------------------------- */
+
+/*
+ * The first position in [from, to) that holds a tagged header (any state)
+ * with a plausible length, or to.  Steps of 8 bytes: it looks across
+ * unmarked or damaged stretches, which are short but for damage.
+ */
+static uint64_t next_mark(const struct kmsg_log *log, uint64_t from, uint64_t to,
+			  struct rec_hdr *hd)
+{
+	const uint64_t D = log->data_size;
+
+	for (uint64_t q = from; q < to; q += REC_ALIGN) {
+		uint64_t phys = q % D, tag;
+
+		if (D - phys < REC_HDR) {
+			q += D - phys - REC_ALIGN;
+			continue;
+		}
+		tag = load_tag(log, phys);
+		if (tag_pos(tag) != q)
+			continue;
+		memcpy(hd, log->data + phys, REC_HDR);
+		if (hd->len >= REC_HDR && hd->len % REC_ALIGN == 0 && hd->len <= D &&
+		    tag_pos(hd->tag) == q)
+			return q;
+	}
+	return to;
 }
 
 /*
- * Completes the steps a dead writer may have left undone: publishes every
- * record (and pad) committed at tail but not yet published.  A committed
- * record is recognised by its position field, its sequence number (next_seq,
- * or next_seq - 1 when W4 was done and W5 not) and its checksum.
+ * Is the untagged block at pos a record that was whole, its tag alone
+ * damaged?  A record's checksum covers its position (not the tag word),
+ * and no record still on its way has it right: it is stored after the
+ * mark (W6 after W5).  Such a block is damage, not a writer to wait for.
+ * (A pad is written whole before its mark, so a pad cannot tell.)
  */
-void kmsg__ring_recover_locked(struct kmsg_log *log)
+static int tag_damaged(const struct kmsg_log *log, uint64_t pos, uint64_t phys)
 {
-	struct kmsg_hdr *h = log->hdr;
-	uint64_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
-	uint64_t next = atomic_load_explicit(&h->next_seq, memory_order_relaxed);
-	uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
+	struct rec_hdr h;
+	uint64_t len;
+
+	memcpy(&h, log->data + phys, REC_HDR);
+	h.tag = pos;
+	len = kmsg__rec_header_at(log, pos, phys, (const unsigned char *)&h);
+	return len && !(h.flags & REC_PAD) && kmsg__rec_crc_finish(kmsg__rec_crc_body(log->data + phys,
+			(uint32_t)rec_size(h.text_len, h.fields_len)), h.seq, pos, h.len) == h.crc;
+}
+
+/*
+ * The owner of an unmarked stretch [p, y) holding `blocks` reservations:
+ * the block at y names the writer of the block before it (prev_owner),
+ * and resv the writer of the newest.  Known only for a single
+ * reservation; several are taken for live (OWNER_SHARED).
+ */
+static void stretch_owner(uint64_t y, const struct window *w, const struct rec_hdr *at_y,
+			  uint64_t blocks, unsigned *owner, uint64_t *boot)
+{
+	if (y < w->end) {
+		*owner = at_y->prev_owner;
+		*boot = at_y->boot_id;
+	} else {
+		*owner = w->end_owner;
+		*boot = w->end_boot;
+	}
+	if (blocks != 1 && *owner != OWNER_NONE)
+		*owner = OWNER_SHARED;
+}
+
+/* ---- stalls -------------------------------------------------------------- */
+
+/*
+ * Has the unfinished block at pos been so since STALL_NS ago?  The first
+ * writer to see it there notes when (stall_pos, stall_since; best effort:
+ * a race between two notes costs at most another STALL_NS); mine is when
+ * this caller first saw it.
+ */
+static int stall_expired(struct kmsg_log *log, uint64_t pos, int64_t mine, int64_t now)
+{
+	struct kmsg_aux *a = log->aux;
+
+	if (now - mine >= STALL_NS)
+		return 1;
+	if (atomic_load_explicit(&a->stall_pos, memory_order_acquire) != pos) {
+		if (log->flags & KMSG_OPEN_WRITE) {
+			atomic_store_explicit(&a->stall_since, now, memory_order_relaxed);
+			atomic_store_explicit(&a->stall_pos, pos, memory_order_release);
+		}
+		return 0;
+	}
+	return now - atomic_load_explicit(&a->stall_since, memory_order_relaxed) >= STALL_NS;
+}
+
+/* ---- quarantine ---------------------------------------------------------- */
+
+static void quar_changed(struct kmsg_log *log, int delta)
+{
+	atomic_fetch_add_explicit(&log->aux->qactive, (uint32_t)delta, memory_order_release);
+	atomic_fetch_add_explicit(&log->aux->qgen, 1, memory_order_release);
+}
+
+/*
+ * May the entry go?  Once the boot changed, or its stretch holds blocks
+ * of a later lap (an entry made from a stale look), or every block in it
+ * is done: committed or released, or its writer dead, and the unmarked
+ * rest's writer dead.
+ */
+static int quar_done(const struct kmsg_log *log, const struct kmsg_quar *q)
+{
+	uint64_t pos = atomic_load_explicit(&q->pos, memory_order_relaxed);
+	uint64_t end = pos + atomic_load_explicit(&q->len, memory_order_relaxed);
+	uint64_t boot = atomic_load_explicit(&q->boot, memory_order_relaxed);
+	unsigned owner = atomic_load_explicit(&q->owner, memory_order_relaxed);
+	uint32_t blocks = atomic_load_explicit(&q->blocks, memory_order_relaxed), seen = 0;
+	const uint64_t D = log->data_size;
+
+	if (boot != log->boot_id)
+		return 1;
+	/* An entry's stretch was passed (it lies behind head), and holds a
+	 * few reservations: anything else is not one a writer made. */
+	if (end > atomic_load_explicit(&log->dyn->head, memory_order_acquire) || pos % REC_ALIGN ||
+	    end - pos > log->data_size / 2 || blocks > NQUAR * 4 ||
+	    end - pos > (uint64_t)(blocks + 1) * 2 * (log->max_rec + REC_HDR))
+		return 1;
+	for (uint64_t p = pos; p < end;) {
+		uint64_t phys = p % D, tag;
+		struct rec_hdr hd;
+
+		if (D - phys < REC_HDR) {
+			p += D - phys;
+			continue;
+		}
+		tag = load_tag(log, phys);
+		if (tag_pos(tag) > p && tag_pos(tag) % D == phys)
+			return 1;  /* reused: the entry was made from a stale look */
+		if (tag_pos(tag) != p) {
+			/* unmarked: its writer has not come back */
+			if (kmsg__writer_alive(log, owner, boot))
+				return 0;
+			p = next_mark(log, p + REC_ALIGN, end, &hd);
+			continue;
+		}
+		memcpy(&hd, log->data + phys, REC_HDR);
+		if (hd.len < REC_HDR || hd.len % REC_ALIGN || hd.len > D)
+			return 1;  /* not a header a writer of ours left */
+		if ((tag_state(tag) == ST_RESERVED || tag_state(tag) == ST_HOLE) &&
+		    kmsg__writer_alive(log, hd.owner, hd.boot_id))
+			return 0;
+		if (!(hd.flags & REC_PAD))
+			seen++;
+		p += hd.len;
+	}
+	/* Unmarked reservations whose writers are unknown: wait for them to
+	 * mark themselves (they release at once when they come back). */
+	return owner != OWNER_SHARED || seen >= blocks;
+}
+
+/* Lifts every entry that may go; returns how many are left. */
+static unsigned quar_sweep(struct kmsg_log *log)
+{
+	unsigned left = 0;
+
+	for (int i = 0; i < NQUAR; i++) {
+		struct kmsg_quar *q = &log->aux->quar[i];
+		uint32_t st = QUAR_ACTIVE;
+
+		if (atomic_load_explicit(&q->state, memory_order_acquire) != QUAR_ACTIVE)
+			continue;
+		if (quar_done(log, q) &&
+		    atomic_compare_exchange_strong_explicit(&q->state, &st, QUAR_FREE,
+							    memory_order_acq_rel,
+							    memory_order_relaxed))
+			quar_changed(log, -1);
+		else
+			left++;
+	}
+	return left;
+}
+
+/*
+ * Quarantines [pos, pos + len) of `blocks` reservations, waiting for
+ * owner (of its only reservation, OWNER_SHARED for several) [Q1].
+ */
+static void quar_add(struct kmsg_log *log, uint64_t pos, uint64_t len, uint64_t blocks,
+		     unsigned owner, uint64_t boot)
+{
+	struct kmsg_aux *a = log->aux;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < NQUAR; i++) {
+			struct kmsg_quar *q = &a->quar[i];
+			uint32_t st = atomic_load_explicit(&q->state, memory_order_acquire);
+
+			if (st == QUAR_ACTIVE &&
+			    atomic_load_explicit(&q->pos, memory_order_relaxed) == pos)
+				return;  /* another evictor's */
+		}
+		for (int i = 0; i < NQUAR; i++) {
+			struct kmsg_quar *q = &a->quar[i];
+			uint32_t st = QUAR_FREE;
+
+			if (!atomic_compare_exchange_strong_explicit(&q->state, &st, QUAR_FILLING,
+								     memory_order_acq_rel,
+								     memory_order_relaxed))
+				continue;
+			atomic_store_explicit(&q->pos, pos, memory_order_relaxed);
+			atomic_store_explicit(&q->len, (uint32_t)len, memory_order_relaxed);
+			atomic_store_explicit(&q->blocks, (uint32_t)blocks, memory_order_relaxed);
+			atomic_store_explicit(&q->boot, boot, memory_order_relaxed);
+			atomic_store_explicit(&q->owner, (uint16_t)owner, memory_order_relaxed);
+			atomic_store_explicit(&q->state, QUAR_ACTIVE, memory_order_release); /* Q1 */
+			quar_changed(log, 1);
+			return;
+		}
+		/* Full: make room from entries that may go, then try again. */
+		if (quar_sweep(log) >= NQUAR)
+			break;
+	}
+	/* No room: passed without an entry (QUARANTINE). */
+}
+
+/* ---- placing a reservation ---------------------------------------------- */
+
+struct place {
+	uint64_t start;  /* where the reservation begins (after a short remainder) */
+	uint64_t rpos;   /* where the record goes; a pad fills [start, rpos) */
+	uint64_t end;
+};
+
+/* The quarantined stretches, as the active entries give them. */
+struct qlist {
+	int n;
+	uint64_t pos[NQUAR], len[NQUAR];
+	int idx[NQUAR];   /* the entry in the table */
+};
+
+static void qlist_load(const struct kmsg_log *log, struct qlist *ql)
+{
+	ql->n = 0;
+	if (!atomic_load_explicit(&log->aux->qactive, memory_order_acquire))
+		return;
+	for (int i = 0; i < NQUAR; i++) {
+		const struct kmsg_quar *q = &log->aux->quar[i];
+
+		if (atomic_load_explicit(&q->state, memory_order_acquire) != QUAR_ACTIVE)
+			continue;
+		ql->pos[ql->n] = atomic_load_explicit(&q->pos, memory_order_relaxed);
+		ql->len[ql->n] = atomic_load_explicit(&q->len, memory_order_relaxed);
+		ql->idx[ql->n] = i;
+		ql->n++;
+	}
+}
+
+/*
+ * Where [p, p + len) runs into a quarantined stretch (or ends within 64
+ * bytes before one) in a lap after it was quarantined: the end of that
+ * stretch, the first place to try next; 0 if nowhere.  *which is the
+ * list's index of the stretch.
+ */
+static uint64_t quar_conflict(const struct kmsg_log *log, const struct qlist *ql,
+			      uint64_t p, uint64_t len, int *which)
+{
+	const uint64_t D = log->data_size;
+
+	for (int i = 0; i < ql->n; i++) {
+		uint64_t qp = ql->pos[i], ql_ = ql->len[i], base;
+
+		base = p - p % D + qp % D;
+		for (int k = -1; k <= 1; k++) {
+			uint64_t q;
+
+			if (k < 0 && base < D)
+				continue;
+			q = base + (uint64_t)((int64_t)k * (int64_t)D);
+			if (q <= qp || q > p + len + D)
+				continue;
+			if (p + len > q - REC_HDR && p < q + ql_) {
+				*which = i;
+				return q + ql_;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Lifts entry idx if it may go (quar_done): 1 if it is gone. */
+static int quar_try_lift(struct kmsg_log *log, int idx)
+{
+	struct kmsg_quar *q = &log->aux->quar[idx];
+	uint32_t st = QUAR_ACTIVE;
+
+	if (atomic_load_explicit(&q->state, memory_order_acquire) != QUAR_ACTIVE)
+		return 1;
+	if (!quar_done(log, q))
+		return 0;
+	if (atomic_compare_exchange_strong_explicit(&q->state, &st, QUAR_FREE,
+						    memory_order_acq_rel, memory_order_relaxed))
+		quar_changed(log, -1);
+	return 1;
+}
+
+/*
+ * W2: where a record of len bytes goes when the reservation begins at
+ * pos.  Returns 0, or KMSG_EBUSY when quarantined stretches leave it no
+ * room in a lap (stopped writers' blocks fill the ring).
+ */
+static int place(struct kmsg_log *log, struct qlist *ql, uint64_t pos,
+		 uint64_t len, struct place *pl)
+{
+	const uint64_t D = log->data_size;
+	uint64_t r, phys = kmsg__ring_phys(log, pos);
+
+	/* the short remainder of a lap is nobody's block */
+	pl->start = D - phys < REC_HDR ? pos + (D - phys) : pos;
+	phys = D - phys < REC_HDR ? 0 : phys;
+	r = pl->start;
+	for (int guard = 0;; guard++) {
+		uint64_t room = D - phys, q;
+		int which;
+
+		/* no room in a lap from the start: quarantined stretches
+		 * (stopped writers' blocks) take the rest */
+		if (guard > 2 * NQUAR + 4 || r + len - pl->start > D - REC_HDR ||
+		    r - pl->start > UINT32_MAX - REC_ALIGN)
+			return KMSG_EBUSY;
+		if (room < len) {
+			r += room;  /* the pad covers the end of the lap */
+			phys = 0;
+			continue;
+		}
+		if (ql->n && (q = quar_conflict(log, ql, r, len, &which)) != 0) {
+			/* A writer that is done with its stretch, or dead,
+			 * frees it here, when a lap reaches it. */
+			if (log->flags & KMSG_OPEN_WRITE && quar_try_lift(log, ql->idx[which])) {
+				ql->n--;
+				ql->pos[which] = ql->pos[ql->n];
+				ql->len[which] = ql->len[ql->n];
+				ql->idx[which] = ql->idx[ql->n];
+				continue;
+			}
+			r = ring_norm(log, q);
+			phys = r % D;
+			continue;
+		}
+		break;
+	}
+	/* A pad needs a header's worth of room; a record always leaves a
+	 * header's worth before a quarantined stretch, and the end of a lap
+	 * with less is the short remainder everyone steps over. */
+	if (r != pl->start && r - pl->start < REC_HDR)
+		return KMSG_EBUSY;  /* cannot happen: every block ends 64 bytes early */
+	pl->rpos = r;
+	pl->end = r + len;
+	return 0;
+}
+
+/* ---- eviction ------------------------------------------------------------ */
+
+static int raise_pass_to(struct kmsg_log *log, uint64_t to)
+{
+	uint64_t cur = atomic_load_explicit(&log->aux->pass_to, memory_order_seq_cst);
+
+	while (cur < to &&
+	       !atomic_compare_exchange_weak_explicit(&log->aux->pass_to, &cur, to,
+						      memory_order_seq_cst,
+						      memory_order_seq_cst))
+		;                                                            /* E1 */
+	return 0;
+}
+
+struct walk {
+	int force;              /* pass an unfinished block without waiting */
+	uint64_t h, hseq;       /* head when the walk began */
+	uint64_t p, seq;        /* the block it is at, and its number */
+	uint64_t evicted, holes, damaged;
+	int64_t wait_since;     /* when this walk first met an unfinished block */
+	uint64_t wait_pos;
+};
+
+enum { STEP_ON, STEP_WAIT, STEP_AGAIN };
+
+/* The head is where the walk began: no other evictor has moved it. */
+static int head_still(const struct kmsg_log *log, const struct walk *k)
+{
+	return atomic_load_explicit(&log->dyn->head, memory_order_acquire) == k->h;
+}
+
+/* Is the unfinished block at k->p one to pass now? */
+static int may_pass(struct kmsg_log *log, struct walk *k, unsigned owner, uint64_t boot)
+{
+	int64_t now;
+
+	if (!kmsg__writer_alive(log, owner, boot))
+		return 1;
+	now = kmsg__clock_ns(CLOCK_BOOTTIME);
+	if (k->wait_pos != k->p || !k->wait_since) {
+		k->wait_pos = k->p;
+		k->wait_since = now;
+	}
+	return stall_expired(log, k->p, k->wait_since, now);
+}
+
+/*
+ * Passes the unmarked stretch [k->p, y) of `blocks` reservations, whose
+ * writer (of the only one) is owner: E1, then a second look [E2]; what
+ * got a tag meanwhile is left to the walk's next step.
+ */
+static void pass_unmarked(struct kmsg_log *log, struct walk *k, uint64_t y, uint64_t yseq,
+			  uint64_t blocks, unsigned owner, uint64_t boot, int alive)
+{
+	struct rec_hdr hd;
+	uint64_t m;
+
+	if (alive) {
+		raise_pass_to(log, y);                                              /* E1 */
+		m = next_mark(log, k->p, y, &hd);                                   /* E2 */
+		if (m < y) {
+			/* A writer came back and marked its block at m: the
+			 * stretch before it is what stays unmarked. */
+			yseq = hd.seq;
+			blocks = yseq > k->seq ? yseq - k->seq : 1;
+			y = m;
+			if (blocks != 1 && owner != OWNER_NONE)
+				owner = OWNER_SHARED;
+			else if (blocks == 1)
+				owner = hd.prev_owner;
+		}
+		if (y > k->p)
+			quar_add(log, k->p, y - k->p, blocks, owner, boot);
+		k->holes += y > k->p ? blocks : 0;
+	} else if (boot != log->boot_id) {
+		k->damaged += blocks;  /* lost at a crash */
+	} else {
+		k->holes += blocks;
+	}
+	k->p = y;
+	k->seq = yseq;
+}
+
+/*
+ * One step of the walk at k->p, below resv (w->end): passes one block or
+ * stretch (STEP_ON), or says to wait for an unfinished one (STEP_WAIT),
+ * or that what it read changed under it (STEP_AGAIN).
+ */
+static int walk_step(struct kmsg_log *log, struct walk *k, const struct window *w)
+{
+	const uint64_t D = log->data_size;
+	uint64_t phys = kmsg__ring_phys(log, k->p), tag = load_tag(log, phys), blen;
+	struct rec_hdr hd;
+	unsigned st = tag_state(tag);
+
+	if (tag_pos(tag) == k->p && st <= ST_RELEASED) {
+		memcpy(&hd, log->data + phys, REC_HDR);
+		blen = hd.len;
+		if (st == ST_COMMITTED) {
+			blen = kmsg__rec_header_at(log, k->p, phys, (const unsigned char *)&hd);
+			if (blen && k->p + blen <= w->end) {
+				if (hd.flags & REC_PAD) {
+					k->seq = hd.seq;
+				} else {
+					k->evicted++;
+					k->seq = hd.seq + 1;
+				}
+				k->p += blen;
+				return STEP_ON;
+			}
+		} else if (blen >= REC_HDR && blen % REC_ALIGN == 0 && blen <= D &&
+			   k->p + blen <= w->end && (st != ST_RESERVED || blen <= log->max_rec)) {
+			if (st == ST_RESERVED) {
+				uint64_t want = tag;
+				int alive = kmsg__writer_alive(log, hd.owner, hd.boot_id);
+
+				if (alive && !k->force && !may_pass(log, k, hd.owner, hd.boot_id))
+					return STEP_WAIT;
+				if (!head_still(log, k))
+					return STEP_AGAIN;
+				if (!__atomic_compare_exchange_n(&ring_block(log, phys)->tag, &want,
+								 k->p | ST_HOLE, 0,
+								 __ATOMIC_SEQ_CST,
+								 __ATOMIC_SEQ_CST))          /* C2 */
+					return STEP_AGAIN;  /* committed or released meanwhile */
+				st = ST_HOLE;
+			}
+			if (st == ST_HOLE && kmsg__writer_alive(log, hd.owner, hd.boot_id))
+				quar_add(log, k->p, blen, 1, hd.owner, hd.boot_id);
+			k->holes++;
+			k->seq = hd.seq + 1;
+			k->p += blen;
+			return STEP_ON;
+		}
+		/* A tag with a header no writer of ours leaves: damage. */
+		k->damaged++;
+		k->p = next_mark(log, k->p + REC_ALIGN, w->end, &hd);
+		k->seq = k->p < w->end ? hd.seq : w->end_seq;
+		return STEP_ON;
+	}
+	if (tag_pos(tag) == k->p || tag_damaged(log, k->p, phys)) {
+		/* A header with a state no writer stores, or a whole record
+		 * whose tag alone is damaged. */
+		k->damaged++;
+		k->p = next_mark(log, k->p + REC_ALIGN, w->end, &hd);
+		k->seq = k->p < w->end ? hd.seq : w->end_seq;
+		return STEP_ON;
+	}
+	/* Unmarked: up to the next tagged block, or resv. */
+	{
+		uint64_t y = next_mark(log, k->p + REC_ALIGN, w->end, &hd), yseq, blocks, boot;
+		unsigned owner;
+		int alive;
+
+		yseq = y < w->end ? hd.seq : w->end_seq;
+		blocks = yseq > k->seq && yseq - k->seq <= (y - k->p) / REC_HDR + 1
+			? yseq - k->seq : 0;
+		stretch_owner(y, w, &hd, blocks, &owner, &boot);
+		if (!blocks)
+			owner = OWNER_SHARED;  /* numbers do not add up: assume the worst */
+		alive = kmsg__writer_alive(log, owner, boot);
+		if (alive && !k->force && !may_pass(log, k, owner, boot))
+			return STEP_WAIT;
+		if (!head_still(log, k))
+			return STEP_AGAIN;
+		pass_unmarked(log, k, y, yseq, blocks ? blocks : 1, owner, boot, alive);
+		return STEP_ON;
+	}
+}
+
+/*
+ * W3: moves head to at least need (never past resv), passing what it
+ * must as described under EVICTION, and on over the committed blocks
+ * that end by ahead: eviction runs a little ahead, so that head moves
+ * once for several appends, but never evicts a record before its time
+ * for it.  Waits for an unfinished block at most STALL_NS.
+ */
+static void evict(struct kmsg_log *log, uint64_t need, uint64_t ahead)
+{
+	struct walk k = { 0 };
 
 	for (;;) {
-		uint64_t pos = ring_norm(log, tail), len;
-		struct rec_hdr hd;
-		const struct rec_hdr *r = &hd;
+		struct window w;
+		uint64_t lo, hi;
+		int step = STEP_ON;
 
-		if (pos + REC_HDR - head > log->data_size)
-			break;  /* would run into the oldest record */
-		len = kmsg__rec_check(log, pos, &hd);
-		if (!len)
-			break;
-		/* seq + 1 == next: the writer died between W4 and W5.  No
-		 * older record can sit at tail with that number, because a
-		 * record is shorter than the ring. */
-		if (r->flags & REC_PAD) {
-			if (r->seq != next && r->seq + 1 != next)
+		head_load(log, &k.h, &k.hseq);
+		if (k.h >= need)
+			return;
+		{
+			uint64_t sw;
+			resv_load(log, &w.end, &sw);
+			w.end_seq = rs_seq(log, sw);
+			w.end_owner = rs_owner(sw);
+			w.end_boot = atomic_load_explicit(&log->aux->boot_id, memory_order_acquire);
+		}
+		k.p = k.h;
+		k.seq = k.hseq;
+		k.evicted = k.holes = k.damaged = 0;
+		while (k.p < w.end) {
+			uint64_t n = ring_norm(log, k.p);
+
+			if (n != k.p) {
+				k.p = n;
+				continue;
+			}
+			if (k.p >= need) {
+				/* ahead: only a committed block that ends by then */
+				uint64_t phys = kmsg__ring_phys(log, k.p), len;
+
+				if (k.p >= ahead || load_tag(log, phys) != k.p)
+					break;
+				len = kmsg__rec_header_at(log, k.p, phys, log->data + phys);
+				if (!len || k.p + len > ahead || k.p + len > w.end)
+					break;
+			}
+			step = walk_step(log, &k, &w);
+			if (step != STEP_ON)
 				break;
-		} else if (r->seq == next) {
-			next++;
-		} else if (r->seq + 1 != next) {
-			break;
 		}
-		if (pos + len - head > log->data_size)
-			break;
-		tail = pos + len;
-		atomic_store_explicit(&h->next_seq, next, memory_order_relaxed);
-		atomic_store_explicit(&h->tail, tail, memory_order_release);
+		if (k.p > k.h) {
+			lo = k.h;
+			hi = k.hseq;
+			if (kmsg__cas128(&log->dyn->head, &lo, &hi, k.p, k.seq)) {        /* H1 */
+				struct kmsg_aux *a = log->aux;
+				if (k.evicted)
+					atomic_fetch_add_explicit(&a->evicted, k.evicted, memory_order_relaxed);
+				if (k.holes)
+					atomic_fetch_add_explicit(&a->holes, k.holes, memory_order_relaxed);
+				if (k.damaged)
+					atomic_fetch_add_explicit(&a->damaged, k.damaged, memory_order_relaxed);
+			}
+			if (k.p >= need)
+				return;
+			continue;  /* look again from the head as it is now */
+		}
+		if (step == STEP_WAIT)
+			kmsg__nap(20000);
+		else if (step == STEP_ON)
+			return;  /* nothing to pass before resv */
 	}
 }
 
-/*
- * W1: frees room so that [tail, end) fits within one ring length of head.
- * A record at head that does not check out (damage) is stepped over in
- * 8-byte steps until a valid record or tail is reached, counted once.
- */
-static void evict_until(struct kmsg_log *log, uint64_t end)
+void kmsg__ring_give_up(struct kmsg_log *log, uint64_t pos, uint64_t seq)
 {
-	struct kmsg_hdr *h = log->hdr;
-	const uint64_t D = log->data_size;
-	uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
-	uint64_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
-	uint64_t evicted = 0, damaged = 0, phys;
-	int in_damage = 0;
+	struct walk k = { .force = 1, .p = pos, .seq = seq };
+	struct window w;
 
-	if (end - head <= D)
+	if (!(log->flags & KMSG_OPEN_WRITE) || kmsg__ring_window(log, &w) < 0)
 		return;
-	phys = ring_phys_near(log, &log->head_at, &log->head_phys, head);
-	while (end - head > D) {
-		uint64_t len;
-		if (D - phys < REC_HDR) {
-			head += D - phys;  /* the short remainder of a lap */
-			phys = 0;
-			continue;
-		}
-		if (head >= tail) {
-			head = tail;
-			break;
-		}
-		/* The record is going: its header tells how far to skip, its
-		 * checksum does not matter (and would double the cost). */
-		len = kmsg__rec_header_at(log, head, phys, log->data + phys);
-		if (len) {
-			if (!(((const struct rec_hdr *)(log->data + phys))->flags & REC_PAD))
-				evicted++;
-			in_damage = 0;
-		} else {
-			if (!in_damage)
-				damaged++;
-			in_damage = 1;
-			len = REC_ALIGN;
-		}
-		head += len;
-		phys += len;
-		if (phys == D)
-			phys = 0;
-	}
-	if (head > tail)
-		head = tail;
-	atomic_store_explicit(&h->head, head, memory_order_relaxed);
-	/* No byte of an evicted record may change before readers can see
-	 * that it was evicted (pairs with the readers' fence-then-load):
-	 * a release fence orders this store before the stores that follow. */
-	atomic_thread_fence(memory_order_release);
-	/* Under the lock: plain stores, no locked instruction on the hot line. */
-	if (evicted)
-		atomic_store_explicit(&h->evicted, evicted +
-			atomic_load_explicit(&h->evicted, memory_order_relaxed), memory_order_relaxed);
-	if (damaged)
-		atomic_store_explicit(&h->damaged, damaged +
-			atomic_load_explicit(&h->damaged, memory_order_relaxed), memory_order_relaxed);
+	head_load(log, &k.h, &k.hseq);
+	if (k.h <= pos && pos < w.end)
+		walk_step(log, &k, &w);
 }
 
-/* Writes a pad record at pos that fills the lap to its end, committed. */
-static void write_pad(struct kmsg_log *log, uint64_t pos, uint64_t phys, uint64_t seq)
+/* ---- the write path ------------------------------------------------------ */
+
+int kmsg__ring_reserve(struct kmsg_log *log, uint64_t len, struct rec_hdr **blk,
+		       uint64_t *rpos, uint64_t *seq, unsigned *prev_owner)
 {
-	struct rec_hdr *r = (void *)(log->data + phys);
-	struct rec_hdr pad;
-
-	kmsg__rec_pad(&pad, pos, seq, (uint32_t)(log->data_size - phys));
-	memcpy((unsigned char *)r + 16, (unsigned char *)&pad + 16, REC_HDR - 16);
-	memcpy(r, &pad, 8);
-	__atomic_store_n(&r->seq, seq, __ATOMIC_RELEASE);
-}
-
-/*
- * A record's two timestamps from one clock read.  Reading CLOCK_REALTIME
- * and CLOCK_BOOTTIME costs two vDSO calls, a third of an append.  Their
- * difference changes only when the wall clock is stepped (both run at the
- * same rate, and both advance across suspend), so each thread re-reads it
- * every WALL_REFRESH_NS and otherwise adds it to CLOCK_BOOTTIME.  A step
- * of the wall clock shows in records at most that long after it happened.
- */
-#define WALL_REFRESH_NS 1000000
-
-static __thread int64_t wall_offset, wall_until;
-
-static void now_times(int64_t *real_ns, int64_t *boot_ns)
-{
-	int64_t b = kmsg__clock_ns(CLOCK_BOOTTIME);
-
-	if (b >= wall_until || b < wall_until - WALL_REFRESH_NS) {
-		int64_t r = kmsg__clock_ns(CLOCK_REALTIME), b2 = kmsg__clock_ns(CLOCK_BOOTTIME);
-		wall_offset = r - (b + (b2 - b) / 2);
-		b = b2;
-		wall_until = b + WALL_REFRESH_NS;
-	}
-	*boot_ns = b;
-	*real_ns = b + wall_offset;
-}
-
-static int check_fields(size_t *total, const struct kmsg_entry *e)
-{
-	size_t sum = 0;
-	for (size_t i = 0; i < e->nfields; i++) {
-		const struct kmsg_field *f = &e->fields[i];
-		size_t kl;
-		if (!f->key || (!f->value && f->value_len))
-			return KMSG_EINVAL;
-		kl = f->key_len ? f->key_len : strlen(f->key);
-		if (!kmsg_key_valid(f->key, kl))
-			return KMSG_EFIELD;
-		/* each term bounded first: a caller's lengths near SIZE_MAX
-		 * must not wrap the sum into a small one */
-		if (kl > KMSG_MAX_FIELDS_BYTES || f->value_len > KMSG_MAX_FIELDS_BYTES)
-			return KMSG_EFIELD;
-		sum += 2 + kl + 1 + f->value_len;
-		if (sum > KMSG_MAX_FIELDS_BYTES)
-			return KMSG_EFIELD;
-	}
-	*total = sum;
-	return 0;
-}
-
-static void put_fields(unsigned char *p, const struct kmsg_entry *e)
-{
-	for (size_t i = 0; i < e->nfields; i++) {
-		const struct kmsg_field *f = &e->fields[i];
-		size_t kl = f->key_len ? f->key_len : strlen(f->key);
-		uint16_t l = (uint16_t)(kl + 1 + f->value_len);
-		memcpy(p, &l, 2);
-		memcpy(p + 2, f->key, kl);
-		p[2 + kl] = '=';
-		if (f->value_len)
-			memcpy(p + 3 + kl, f->value, f->value_len);
-		p += 2 + l;
-	}
-}
-
-/* Wakes every follower asleep on word; returns how many there were. */
-static long futex_wake_all(_Atomic uint32_t *word)
-{
-	return syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-/* msync wants page-aligned start addresses. */
-static void sync_range(const void *addr, size_t len)
-{
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t a = (uintptr_t)addr & ~(page - 1);
-	msync((void *)a, len + ((uintptr_t)addr - a), MS_SYNC);
-}
-
-int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log,
-		    const struct kmsg_entry *e)
-{
-	/* The whole record is built here, outside the lock: the locked part
-	 * is eviction, one memcpy and a few stores.  Records of the default
-	 * size are built on the stack, larger ones on the heap. */
-	unsigned char small[REC_HDR + KMSG_DEFAULT_MAX_TEXT + KMSG_MAX_FIELDS_BYTES]
-		__attribute__((aligned(8)));
-	unsigned char *buf = small;
-	struct rec_hdr *r;
-	struct kmsg_hdr *h;
-	size_t fields_len = 0;
-	uint64_t len, pos, seq, phys;
-	uint32_t body_crc;
+	const uint64_t D = log->data_size;
+	/* Two plain loads: a torn pair only makes the compare-and-swap fail
+	 * and hand back the real one. */
+	uint64_t pos = atomic_load_explicit(&log->dyn->resv_pos, memory_order_acquire);  /* A2 */
+	uint64_t sw = atomic_load_explicit(&log->dyn->resv_seq, memory_order_acquire);
+	struct place pl;
+	struct qlist ql;
 	int err;
 
-	if (!log || !e || e->version != KMSG_ENTRY_VERSION ||
-	    (e->flags & ~(unsigned)(KMSG_FRAGMENT | KMSG_BEGIN | KMSG_TIMES)) ||
-	    (!e->text && e->text_len) || (!e->fields && e->nfields))
-		return KMSG_EINVAL;
-	if (!(log->flags & KMSG_OPEN_WRITE))
-		return KMSG_ERDONLY;
-	if (e->facility < 0 || e->facility >= KMSG_NFACILITIES ||
-	    e->level < 0 || e->level > 7)
-		return KMSG_EPRIO;
-	if (e->text_len > log->max_text)
-		return KMSG_ETOOLONG;
-	err = check_fields(&fields_len, e);
-	if (err)
-		return err;
-	len = rec_size(e->text_len, fields_len);
-	if (len > log->max_rec)
-		return KMSG_ETOOLONG;
-	err = kmsg__log_writer_ready(log);
-	if (err)
-		return err;
-	if (len > sizeof(small) && !(buf = malloc(len)))
-		return -ENOMEM;
-	r = (void *)buf;
-
-	memset(buf, 0, REC_HDR);
-	r->len = (uint32_t)len;
-	r->magic = REC_MAGIC;
-	if (e->flags & KMSG_TIMES) {
-		r->real_ns = e->real_ns;
-		r->boot_ns = e->boot_ns;
-	} else {
-		now_times(&r->real_ns, &r->boot_ns);
-	}
-	r->boot_id = log->boot_id;
-	r->pid = e->pid ? e->pid : log->pid;
-	r->caller = e->caller ? e->caller : kmsg__log_tid();
-	r->text_len = (uint16_t)e->text_len;
-	r->fields_len = (uint16_t)fields_len;
-	r->prio = (uint8_t)(e->facility << 3 | e->level);
-	r->flags = (e->flags & KMSG_FRAGMENT ? REC_FRAGMENT : 0) |
-		   (e->flags & KMSG_BEGIN ? REC_BEGIN : 0);
-	if (e->text_len)
-		memcpy(buf + REC_HDR, e->text, e->text_len);
-	put_fields(buf + REC_HDR + e->text_len, e);
-	memset(buf + REC_HDR + e->text_len + fields_len, 0,
-	       len - (REC_HDR + e->text_len + fields_len));
-	body_crc = kmsg__rec_crc_body(buf, (uint32_t)len);
-
-	err = kmsg__ring_lock(log);
-	if (err)
-		goto out;
-	h = log->hdr;
-	seq = atomic_load_explicit(&h->next_seq, memory_order_relaxed);
-	if (seq == UINT64_MAX) {
-		kmsg__ring_unlock(log);
-		err = KMSG_ESEQ;
-		goto out;
-	}
-	pos = atomic_load_explicit(&h->tail, memory_order_relaxed);
-	if (pos > (UINT64_C(1) << 62)) {
-		kmsg__ring_unlock(log);
-		err = KMSG_ESEQ;
-		goto out;
-	}
-	phys = ring_phys_near(log, &log->tail_at, &log->tail_phys, pos);
-	if (log->data_size - phys < len) {
-		/* W2: the record does not fit before the end: next lap. */
-		uint64_t lap = pos + (log->data_size - phys);
-		evict_until(log, lap + len);
-		if (log->data_size - phys >= REC_HDR)
-			write_pad(log, pos, phys, seq);
-		pos = lap;
-		phys = 0;
-	} else {
-		evict_until(log, pos + len);
-	}
-	/* W3: everything but seq, then seq as the commit. */
-	r->pos = pos;
-	r->crc = kmsg__rec_crc_finish(body_crc, seq, pos, (uint32_t)len);
+	/* Where the record most likely goes: its lines are fetched while
+	 * the reservation is made, so that the stores to them, and the
+	 * locked instructions after those, do not wait for memory. */
 	{
-		unsigned char *dst = log->data + phys;
-		/* len and crc from registers: reloading the two 4-byte
-		 * stores as one 8-byte word would stall store forwarding. */
-		uint64_t len_crc = len | (uint64_t)r->crc << 32;
-		memcpy(dst + 16, buf + 16, len - 16);
-		memcpy(dst, &len_crc, 8);
-		__atomic_store_n(&((struct rec_hdr *)dst)->seq, seq, __ATOMIC_RELEASE);
+		const unsigned char *at = log->data + kmsg__ring_phys(log, pos);
+		__builtin_prefetch(at, 1);
+		if (at + 64 < log->data + D)
+			__builtin_prefetch(at + 64, 1);
 	}
-	atomic_store_explicit(&h->next_seq, seq + 1, memory_order_relaxed);  /* W4 */
-	atomic_store_explicit(&h->tail, pos + len, memory_order_release);     /* W5 */
-	kmsg__ring_unlock(log);                                                      /* W6 */
+	for (;;) {
+		uint64_t h, s = rs_seq(log, sw), lo, hi, need;
+		uint32_t gen;
 
-	if (log->flags & KMSG_OPEN_SYNC) {
-		sync_range(log->data + phys, len);
-		sync_range(h, HDR_SIZE);
-	}
-	/* Followers: probe now and then; wake only when one exists. */
-	{
-		int64_t now = e->flags & KMSG_TIMES ? kmsg__clock_ns(CLOCK_BOOTTIME) : r->boot_ns;
-		int64_t next = atomic_load_explicit(&log->next_probe_ns, memory_order_relaxed);
-		if (now >= next || now < next - FOLLOWER_PROBE_NS) {
-			atomic_store_explicit(&log->next_probe_ns, now + FOLLOWER_PROBE_NS,
-					      memory_order_relaxed);
-			atomic_store_explicit(&log->followers, kmsg__log_followers_present(log),
-					      memory_order_relaxed);
+		if ((sw >> RESV_OWNER_BITS) >= RESV_SEQ_MAX || pos >= POS_LIMIT - 2 * D)
+			return KMSG_ESEQ;
+		h = atomic_load_explicit(&log->dyn->head, memory_order_acquire);
+		gen = atomic_load_explicit(&log->aux->qgen, memory_order_acquire);      /* Q2 */
+		qlist_load(log, &ql);
+		err = place(log, &ql, pos, len, &pl);
+		if (err) {
+			/* Entries that may go make room; else the ring is full of
+			 * stopped writers' blocks. */
+			if (quar_sweep(log) < (unsigned)ql.n)
+				continue;
+			return err;
 		}
-	}
-	if (atomic_load_explicit(&log->followers, memory_order_relaxed)) {
-		int64_t now = e->flags & KMSG_TIMES ? kmsg__clock_ns(CLOCK_BOOTTIME) : r->boot_ns;
-		int64_t quiet = atomic_load_explicit(&log->quiet_until_ns, memory_order_relaxed);
-
-		atomic_fetch_add_explicit(&h->wake, 1, memory_order_seq_cst);
-		/* WAKING FOLLOWERS: no system call while a wake woke nobody */
-		if (now >= quiet || now < quiet - WAKE_QUIET_NS) {
-			if (futex_wake_all(&h->wake) == 0) {
-				atomic_fetch_add_explicit(&h->deferrals, 1,
-							  memory_order_seq_cst);       /* D1 */
-				quiet = now + WAKE_QUIET_NS;
-			} else {
-				quiet = 0;
+		need = pl.end + REC_HDR > D ? pl.end + REC_HDR - D : 0;
+		if (need > h) {
+			evict(log, need, need + log->batch);
+			h = atomic_load_explicit(&log->dyn->head, memory_order_acquire);
+			if (need > h ||
+			    atomic_load_explicit(&log->aux->qgen, memory_order_acquire) != gen) {
+				pos = atomic_load_explicit(&log->dyn->resv_pos, memory_order_acquire);
+				sw = atomic_load_explicit(&log->dyn->resv_seq, memory_order_acquire);
+				continue;  /* place again with what eviction found */
 			}
-			atomic_store_explicit(&log->quiet_until_ns, quiet, memory_order_relaxed);
+		}
+		lo = pos;
+		hi = sw;
+		if (kmsg__cas128(&log->dyn->resv_pos, &lo, &hi, pl.end,
+				 rs_make(log, s + 1, log->owner)))                       /* A1 */
+			break;
+		pos = lo;
+		sw = hi;
+	}
+	*seq = rs_seq(log, sw);
+	*prev_owner = rs_owner(sw);
+	*rpos = pl.rpos;
+	*blk = ring_block(log, kmsg__ring_phys(log, pl.rpos));
+	if (pl.rpos != pl.start) {
+		/* The pad first: the reservation's first block is its mark. */
+		struct rec_hdr pad;
+		uint64_t phys = kmsg__ring_phys(log, pl.start);
+		struct rec_hdr *dst = ring_block(log, phys);
+
+		kmsg__rec_pad(&pad, pl.start, *seq, (uint32_t)(pl.rpos - pl.start), log->owner,
+			      *prev_owner, 0);
+		memcpy(dst, &pad, 16);
+		memcpy((unsigned char *)dst + 24, (unsigned char *)&pad + 24, REC_HDR - 24);
+		__atomic_exchange_n(&dst->tag, pl.start, __ATOMIC_SEQ_CST);             /* M1 */
+		*prev_owner = log->owner;
+		if (atomic_load_explicit(&log->aux->pass_to, memory_order_seq_cst) > pl.start) /* M2 */
+			return 1;  /* passed unmarked: the record is not ours to write */
+	}
+	return 0;
+}
+
+int kmsg__ring_mark(struct kmsg_log *log, struct rec_hdr *b, uint64_t rpos)
+{
+	uint64_t want = rpos | ST_RESERVED;
+
+	__atomic_exchange_n(&b->tag, rpos | ST_RESERVED, __ATOMIC_SEQ_CST);        /* M1 */
+	if (atomic_load_explicit(&log->aux->pass_to, memory_order_seq_cst) <= rpos) /* M2 */
+		return 0;
+	/* Passed while unmarked (EVICTION): let go of it; an evictor that saw
+	 * the mark may have made it a HOLE first, which is as good. */
+	if (!__atomic_compare_exchange_n(&b->tag, &want, rpos | ST_RELEASED, 0,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		__atomic_store_n(&b->tag, rpos | ST_RELEASED, __ATOMIC_RELEASE);
+	return 1;
+}
+
+int kmsg__ring_commit(struct rec_hdr *b, uint64_t rpos)
+{
+	uint64_t want = rpos | ST_RESERVED;
+
+	if (__atomic_compare_exchange_n(&b->tag, &want, rpos, 0,
+					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))               /* C1 */
+		return 0;
+	/* An evictor made it a HOLE (C2): this is the writer's last store to
+	 * it, after which its quarantine may be lifted. */
+	__atomic_store_n(&b->tag, rpos | ST_RELEASED, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* ---- the numbering's identity -------------------------------------------- */
+
+/* The implicit identity of a log made before identities existed. */
+static uint64_t implicit_seq_id(const struct kmsg_log *log)
+{
+	uint64_t id;
+
+	memcpy(&id, log->ring_id, sizeof(id));
+	return id ? id : 1;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= UINT64_C(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+/* The current slot, read whole [N2]. */
+static const struct kmsg_ident *ident_current(const struct kmsg_log *log, struct kmsg_ident *copy)
+{
+	const struct kmsg_aux *a = log->aux;
+
+	for (int tries = 0;; tries++) {
+		uint64_t slot = atomic_load_explicit(&a->id_slot, memory_order_acquire) & 1;
+		const struct kmsg_ident *s = &a->ident[slot];
+
+		copy->boot = atomic_load_explicit(&s->boot, memory_order_relaxed);
+		copy->id = atomic_load_explicit(&s->id, memory_order_relaxed);
+		copy->since = atomic_load_explicit(&s->since, memory_order_relaxed);
+		copy->prev_id = atomic_load_explicit(&s->prev_id, memory_order_relaxed);
+		copy->prev_since = atomic_load_explicit(&s->prev_since, memory_order_relaxed);
+		copy->prev2_id = atomic_load_explicit(&s->prev2_id, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		if ((atomic_load_explicit(&a->id_slot, memory_order_relaxed) & 1) == slot ||
+		    tries == 3)
+			return s;
+	}
+}
+
+void kmsg__ring_numbering(const struct kmsg_log *log, struct kmsg_stat *st)
+{
+	if (log->version == KMSG_FORMAT_V1) {
+		const struct kmsg_dyn_v1 *d = log->dyn1;
+
+		for (int tries = 0;; tries++) {
+			uint64_t id = atomic_load_explicit(&d->seq_id, memory_order_acquire);
+
+			st->seq_id_since = atomic_load_explicit(&d->seq_id_since, memory_order_relaxed);
+			st->prev_seq_id = atomic_load_explicit(&d->prev_seq_id, memory_order_relaxed);
+			st->prev_seq_id_since =
+				atomic_load_explicit(&d->prev_seq_id_since, memory_order_relaxed);
+			st->prev2_seq_id = atomic_load_explicit(&d->prev2_seq_id, memory_order_relaxed);
+			atomic_thread_fence(memory_order_acquire);
+			if (atomic_load_explicit(&d->seq_id, memory_order_relaxed) == id || tries == 3) {
+				st->seq_id = id;
+				break;
+			}
+		}
+	} else {
+		struct kmsg_ident c;
+
+		ident_current(log, &c);
+		st->seq_id = c.id;
+		st->seq_id_since = c.since;
+		st->prev_seq_id = c.prev_id;
+		st->prev_seq_id_since = c.prev_since;
+		st->prev2_seq_id = c.prev2_id;
+	}
+	if (!st->seq_id) {
+		st->seq_id = implicit_seq_id(log);
+		st->seq_id_since = log->first_seq;
+		st->prev_seq_id = st->prev_seq_id_since = st->prev2_seq_id = 0;
+	}
+}
+
+uint64_t kmsg__ring_seq_id(const struct kmsg_log *log)
+{
+	uint64_t id;
+
+	if (log->version == KMSG_FORMAT_V1) {
+		id = atomic_load_explicit(&log->dyn1->seq_id, memory_order_acquire);
+	} else {
+		uint64_t slot = atomic_load_explicit(&log->aux->id_slot, memory_order_acquire) & 1;
+		id = atomic_load_explicit(&log->aux->ident[slot].id, memory_order_relaxed);
+	}
+	return id ? id : implicit_seq_id(log);
+}
+
+/*
+ * A new identity for this boot, valid from since, unless the current one
+ * is this boot's already.  Deterministic (OVERVIEW), so writers renewing
+ * at once write the same slot with the same bytes.
+ */
+static void renew_numbering(struct kmsg_log *log, uint64_t since)
+{
+	struct kmsg_aux *a = log->aux;
+	struct kmsg_ident cur;
+	const struct kmsg_ident *s = ident_current(log, &cur);
+	uint64_t slot = (uint64_t)(s - a->ident), id;
+	struct kmsg_ident *t = &a->ident[slot ^ 1];
+	uint64_t ring;
+
+	if (cur.boot == log->boot_id && cur.id)
+		return;
+	if (!cur.id) {
+		cur.id = implicit_seq_id(log);
+		cur.since = log->first_seq;
+	}
+	memcpy(&ring, log->ring_id, sizeof(ring));
+	id = mix64(ring ^ mix64(cur.id ^ mix64(log->boot_id ^ since)));
+	while (id == 0 || id == cur.id || id == cur.prev_id)
+		id = mix64(id + 1);
+	atomic_store_explicit(&t->boot, log->boot_id, memory_order_relaxed);
+	atomic_store_explicit(&t->id, id, memory_order_relaxed);
+	atomic_store_explicit(&t->since, since, memory_order_relaxed);
+	atomic_store_explicit(&t->prev_id, cur.id, memory_order_relaxed);
+	atomic_store_explicit(&t->prev_since, cur.since, memory_order_relaxed);
+	atomic_store_explicit(&t->prev2_id, cur.prev_id, memory_order_relaxed);
+	atomic_compare_exchange_strong_explicit(&a->id_slot, &slot, slot ^ 1,
+						memory_order_acq_rel, memory_order_acquire); /* N1 */
+}
+
+/* ---- entering a boot, and rebuilding ------------------------------------ */
+
+/*
+ * The first committed block in [from, to) whose number is at least seq,
+ * scanning 8 bytes at a time: where the records go on after damage.
+ */
+static uint64_t next_committed(const struct kmsg_log *log, uint64_t from, uint64_t to,
+			       uint64_t seq, struct rec_hdr *hd)
+{
+	for (uint64_t q = from; q < to; q += REC_ALIGN) {
+		uint64_t n = ring_norm(log, q);
+
+		if (n != q) {
+			q = n - REC_ALIGN;
+			continue;
+		}
+		if (load_tag(log, q % log->data_size) == q && kmsg__rec_check(log, q, hd) &&
+		    hd->seq >= seq)
+			return q;
+	}
+	return to;
+}
+
+/*
+ * Takes in the committed blocks at resv that the header did not know of:
+ * a power cut may write back data pages and not the header page's latest
+ * state.  They lie from resv on, numbered on from resv's number, with
+ * damage (pages never written back) between runs of them, stepped over
+ * by a short scan.  Head moves to make room for them; then resv, with
+ * the owner of the newest reservation none: its writer is of another
+ * boot.  At most RECOVER_WALK records or RECOVER_NS, less than a ring.
+ */
+#define RECOVER_SKIP (64 * 1024)
+#define RECOVER_NS   (2 * 1000 * 1000)
+
+static void take_in(struct kmsg_log *log)
+{
+	const uint64_t D = log->data_size;
+	uint64_t pos, sw, p, s, h, hs, need, damaged = 0, first = 0, first_seq = 0;
+	int64_t until = kmsg__clock_ns(CLOCK_MONOTONIC) + RECOVER_NS;
+
+	resv_load(log, &pos, &sw);
+	head_load(log, &h, &hs);
+	p = pos;
+	s = rs_seq(log, sw);
+	for (int n = 0; n < RECOVER_WALK; n++) {
+		uint64_t at = ring_norm(log, p), len;
+		struct rec_hdr hd;
+
+		if ((n & 1023) == 1023 && kmsg__clock_ns(CLOCK_MONOTONIC) > until)
+			break;
+		len = kmsg__rec_check(log, at, &hd);
+		if (!len || hd.seq != s) {
+			uint64_t lim = at + RECOVER_SKIP < pos + D - REC_HDR ? at + RECOVER_SKIP
+									    : pos + D - REC_HDR;
+			uint64_t q = next_committed(log, at + REC_ALIGN, lim, s, &hd);
+
+			/* the run goes on after damage only with the next
+			 * numbers, and by no more than the stretch could hold */
+			if (q >= lim || hd.seq - s > (q - at) / REC_HDR + 1)
+				break;
+			damaged += hd.seq - s;
+			s = hd.seq;
+			at = q;
+			len = hd.len;
+		}
+		if (at + len - pos > D - REC_HDR)
+			break;  /* a ring past where it began: older than resv */
+		if (!first && at + len > pos) {
+			first = at;
+			first_seq = hd.seq;
+		}
+		if (!(hd.flags & REC_PAD))
+			s++;
+		p = at + len;
+	}
+	if (p == pos) {
+		uint64_t lo = pos, hi = sw;
+		kmsg__cas128(&log->dyn->resv_pos, &lo, &hi, pos, rs_make(log, s, OWNER_NONE));
+		return;
+	}
+	/* Room for what was taken in: the oldest block that survives it, in
+	 * what was there before, else in what was taken in. */
+	need = p + REC_HDR > D ? p + REC_HDR - D : 0;
+	if (need > h) {
+		struct rec_hdr hd;
+		uint64_t nh = need < pos ? next_committed(log, need, pos, 0, &hd) : pos, ns;
+
+		if (nh < pos) {
+			ns = hd.seq;
+		} else {
+			/* in the run taken in: walk it again to the first block
+			 * at or past need */
+			nh = first;
+			ns = first_seq;
+			while (nh < need && nh < p) {
+				uint64_t len = kmsg__rec_check(log, nh, &hd);
+				if (!len)
+					break;
+				nh = ring_norm(log, nh + len);
+				if (kmsg__rec_check(log, nh, &hd))
+					ns = hd.seq;
+			}
+		}
+		{
+			uint64_t lo = h, hi = hs;
+			if (!kmsg__cas128(&log->dyn->head, &lo, &hi, nh, ns))
+				return;  /* another writer took it in */
 		}
 	}
-	if (seq_out)
-		*seq_out = seq;
-out:
-	if (buf != small)
-		free(buf);
-	return err;
+	{
+		uint64_t lo = pos, hi = sw;
+		if (kmsg__cas128(&log->dyn->resv_pos, &lo, &hi, p, rs_make(log, s, OWNER_NONE)) &&
+		    damaged)
+			atomic_fetch_add(&log->aux->damaged, damaged);
+	}
 }
 
-int kmsg_log_print(struct kmsg_log *log, int facility, int level,
-		   const char *text, size_t text_len)
+int kmsg__ring_enter_boot(struct kmsg_log *log)
 {
-	struct kmsg_entry e = KMSG_ENTRY_INIT;
-	e.facility = facility;
-	e.level = level;
-	e.text = text;
-	e.text_len = text_len;
-	return kmsg_log_append(NULL, log, &e);
-}
+	struct kmsg_aux *a = log->aux;
+	uint64_t old = atomic_load_explicit(&a->boot_id, memory_order_acquire), pos, sw;
 
-int kmsg_log_clear(struct kmsg_log *log, uint64_t seq)
-{
-	struct kmsg_hdr *h;
-	uint64_t cur, next;
-
-	if (!log)
-		return KMSG_EINVAL;
-	if (!(log->flags & KMSG_OPEN_WRITE))
-		return KMSG_ERDONLY;
-	h = log->hdr;
-	next = atomic_load(&h->next_seq);
-	if (seq > next)
-		seq = next;
-	cur = atomic_load(&h->clear_seq);
-	while (cur < seq &&
-	       !atomic_compare_exchange_weak(&h->clear_seq, &cur, seq))
-		;
-	if (log->flags & KMSG_OPEN_SYNC)
-		sync_range(h, HDR_SIZE);
+	if (old == log->boot_id)
+		return 0;
+	/* resv before the slot: a renewal (and the walk after it) done by
+	 * another writer since is then seen, and since is the same for all */
+	resv_load(log, &pos, &sw);
+	renew_numbering(log, rs_seq(log, sw));
+	take_in(log);
+	atomic_store_explicit(&a->stall_pos, 0, memory_order_relaxed);
+	atomic_compare_exchange_strong_explicit(&a->boot_id, &old, log->boot_id,
+						memory_order_acq_rel, memory_order_acquire);
 	return 0;
+}
+
+/* The first format's dynamic words as a reader can trust them. */
+static int sane_v1(const struct kmsg_log *log, const struct kmsg_dyn_v1 *d)
+{
+	uint64_t head = atomic_load(&d->head), tail = atomic_load(&d->tail);
+	uint64_t next = atomic_load(&d->next_seq), clear = atomic_load(&d->clear_seq);
+	const uint64_t most = log->data_size / REC_HDR + 1;
+
+	if (!(head <= tail && tail - head <= log->data_size &&
+	      head % REC_ALIGN == 0 && tail % REC_ALIGN == 0 &&
+	      tail < POS_LIMIT && next >= log->first_seq &&
+	      next - log->first_seq <= tail / REC_HDR + most && clear <= next))
+		return 0;
+	head = ring_norm(log, head);
+	if (head < tail) {
+		struct rec_hdr r;
+		if (!kmsg__rec_check(log, head, &r))
+			return 0;  /* head is only ever stored on a record */
+		if (!(r.flags & REC_PAD) && (r.seq >= next || next - r.seq > most))
+			return 0;
+	}
+	return 1;
+}
+
+int kmsg__ring_sane(const struct kmsg_log *log, const void *dyn)
+{
+	const struct kmsg_dyn *d = dyn;
+	uint64_t head, hs, end, sw, next;
+	const uint64_t most = log->data_size / REC_HDR + 1;
+
+	if (log->version == KMSG_FORMAT_V1)
+		return sane_v1(log, dyn);
+	head = atomic_load(&d->head);
+	hs = atomic_load(&d->head_seq);
+	end = atomic_load(&d->resv_pos);
+	sw = atomic_load(&d->resv_seq);
+	next = rs_seq(log, sw);
+	if (!(head <= end && end - head <= log->data_size - REC_HDR &&
+	      head % REC_ALIGN == 0 && end % REC_ALIGN == 0 && end < POS_LIMIT &&
+	      hs >= log->first_seq && hs <= next && next - hs <= most &&
+	      (sw >> RESV_OWNER_BITS) < RESV_SEQ_MAX &&
+	      next - log->first_seq <= end / REC_HDR + most))
+		return 0;
+	/* Evictors raise pass_to only over reserved blocks (E1): one past
+	 * resv would make every writer's mark look passed (M2). */
+	if (!log->private_hdr && log->aux &&
+	    atomic_load(&log->aux->pass_to) > end)
+		return 0;
+	/* The oldest block, if it is committed and intact, must fit. */
+	head = ring_norm(log, head);
+	if (head < end) {
+		struct rec_hdr r;
+		if (kmsg__rec_check(log, head, &r) && r.seq != hs)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Rebuilds the dynamic words from the records themselves, for a dynamic
+ * part that was lost or is inconsistent (a power cut that wrote back the
+ * data but not the header page, or the reverse; a hostile edit).  Each
+ * block carries the position it was written at, so one pass over the
+ * data finds the newest run.  The result depends on the data alone, so
+ * writers that do it at once agree; it is installed by compare-and-swap
+ * from what was there.  On a reader's private header it touches only
+ * that page.
+ */
+void kmsg__ring_rebuild(struct kmsg_log *log)
+{
+	const uint64_t D = log->data_size;
+	uint64_t best_seq = 0, best_end = 0, found = 0, head, head_seq, next, window;
+	uint64_t old_pos, old_next, old_ok;
+
+	if (log->version == KMSG_FORMAT_V1) {
+		old_pos = atomic_load(&log->dyn1->tail);
+		old_next = atomic_load(&log->dyn1->next_seq);
+		old_ok = old_next >= log->first_seq && old_next < UINT64_MAX;
+	} else {
+		uint64_t sw = atomic_load(&log->dyn->resv_seq);
+		old_pos = atomic_load(&log->dyn->resv_pos);
+		old_next = rs_seq(log, sw);
+		old_ok = (sw >> RESV_OWNER_BITS) < RESV_SEQ_MAX;
+	}
+	for (uint64_t phys = 0; phys + REC_HDR <= D; phys += REC_ALIGN) {
+		const struct rec_hdr *m = (const void *)(log->data + phys);
+		struct rec_hdr r;
+		uint64_t len, at = m->tag;
+
+		if (at % D != phys || at >= POS_LIMIT)
+			continue;
+		len = kmsg__rec_check(log, at, &r);
+		if (!len)
+			continue;
+		if (!(r.flags & REC_PAD) && (!found || r.seq > best_seq)) {
+			best_seq = r.seq;
+			best_end = at + len;
+			found = 1;
+		}
+		if (!(r.flags & REC_PAD))
+			phys += len - REC_ALIGN;
+	}
+	if (!found) {
+		/* No record survived: keep the numbering if it is believable
+		 * (so that no number is handed out twice), else start over. */
+		if (!old_ok || old_pos % REC_ALIGN || old_pos >= POS_LIMIT ||
+		    old_next - log->first_seq > old_pos / REC_HDR) {
+			old_pos = 0;
+			old_next = log->first_seq;
+		}
+		head = best_end = old_pos;
+		head_seq = next = old_next;
+	} else {
+		/* Head: the oldest valid record within a ring of the end, so
+		 * that readers start on a record. */
+		window = best_end > D ? best_end - D + REC_HDR : 0;
+		head = best_end;
+		head_seq = best_seq + 1;
+		for (uint64_t phys = 0; phys + REC_HDR <= D; phys += REC_ALIGN) {
+			const struct rec_hdr *m = (const void *)(log->data + phys);
+			struct rec_hdr r;
+			uint64_t len, at = m->tag;
+
+			if (at % D != phys || at < window || at >= best_end)
+				continue;
+			len = kmsg__rec_check(log, at, &r);
+			if (!len)
+				continue;
+			if (at < head) {
+				head = at;
+				head_seq = r.seq;
+			}
+			if (!(r.flags & REC_PAD))
+				phys += len - REC_ALIGN;
+		}
+		/* The newest records may be the ones lost (a power cut that
+		 * kept the header and not the last data pages): a believable
+		 * larger number from the header wins, leaving a gap readers
+		 * report as damaged. */
+		next = best_seq + 1;
+		if (old_ok && old_next > next && old_next - best_seq <= D / REC_HDR + 1) {
+			if (!log->private_hdr)
+				atomic_fetch_add(&log->aux->damaged, old_next - next);
+			next = old_next;
+		}
+	}
+	if (log->version == KMSG_FORMAT_V1) {
+		/* a reader's private page only: writers upgrade first */
+		struct kmsg_dyn_v1 *d = log->dyn1;
+		atomic_store(&d->next_seq, next);
+		atomic_store(&d->head, head);
+		atomic_store(&d->tail, best_end);
+		if (atomic_load(&d->clear_seq) > next)
+			atomic_store(&d->clear_seq, log->first_seq);
+		return;
+	}
+	{
+		struct kmsg_dyn *d = log->dyn;
+		uint64_t lo = atomic_load(&d->head), hi = atomic_load(&d->head_seq);
+
+		kmsg__cas128(&d->head, &lo, &hi, head, head_seq);
+		lo = atomic_load(&d->resv_pos);
+		hi = atomic_load(&d->resv_seq);
+		kmsg__cas128(&d->resv_pos, &lo, &hi, best_end, rs_make(log, next, OWNER_NONE));
+	}
+	if (!log->private_hdr) {
+		struct kmsg_aux *a = log->aux;
+		uint64_t clear = atomic_load(&a->clear_seq);
+
+		atomic_store(&a->pass_to, head);
+		/* A clear mark past the numbers handed out cannot be: nothing
+		 * is taken as cleared (hiding records would be worse). */
+		if (clear > next)
+			atomic_store(&a->clear_seq, log->first_seq);
+		/* Entries made from the state that is gone mean nothing now:
+		 * a writer stopped in it may scribble when it resumes, which
+		 * checksums show (a damaged header is already damage). */
+		for (int i = 0; i < NQUAR; i++)
+			atomic_store(&a->quar[i].state, QUAR_FREE);
+		atomic_store(&a->qactive, 0);
+		atomic_fetch_add(&a->qgen, 1);
+		/* Numbers may repeat now: a new identity, at the next append,
+		 * even in the boot the current one was made for. */
+		atomic_store(&a->ident[atomic_load(&a->id_slot) & 1].boot, 0);
+		atomic_store(&a->boot_id, 0);
+	}
+}
+
+/* ---- for readers ------------------------------------------------------- */
+
+int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct window *w,
+			  uint64_t *len, uint64_t *seq)
+{
+	const uint64_t D = log->data_size;
+	uint64_t phys = pos % D, tag = load_tag(log, phys);
+	struct rec_hdr hd;
+
+	*len = 0;
+	if (log->version == KMSG_FORMAT_V1)
+		return KMSG__BLOCK_DAMAGE;  /* only committed blocks below its tail */
+	if (tag_pos(tag) == pos && tag_state(tag) != ST_COMMITTED &&
+	    tag_state(tag) <= ST_RELEASED) {
+		memcpy(&hd, log->data + phys, REC_HDR);
+		if (hd.len < REC_HDR || hd.len % REC_ALIGN || hd.len > D || pos + hd.len > w->end)
+			return KMSG__BLOCK_DAMAGE;
+		*len = hd.len;
+		*seq = hd.seq;
+		if (tag_state(tag) == ST_RESERVED &&
+		    kmsg__writer_alive(log, hd.owner, hd.boot_id))
+			return KMSG__BLOCK_WAIT;
+		return KMSG__BLOCK_HOLE;
+	}
+	if (tag_pos(tag) == pos || tag_damaged(log, pos, phys))
+		return KMSG__BLOCK_DAMAGE;  /* failed its checks, or its tag is hit */
+	{
+		uint64_t y = next_mark(log, pos + REC_ALIGN, w->end, &hd), boot;
+		unsigned owner;
+
+		stretch_owner(y, w, &hd, 1, &owner, &boot);
+		*len = y - pos;
+		*seq = y < w->end ? hd.seq : 0;
+		/* Passed by a writer already (E1): its own will not write it,
+		 * unless it had marked it first (M1 before E1), which a second
+		 * look at the tag, after pass_to, then sees. */
+		if (!log->private_hdr &&
+		    atomic_load_explicit(&log->aux->pass_to, memory_order_seq_cst) > pos)
+			return __atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_SEQ_CST) == tag
+				? KMSG__BLOCK_HOLE : KMSG__BLOCK_WAIT;
+		if (kmsg__writer_alive(log, owner, boot))
+			return KMSG__BLOCK_WAIT;
+		return boot == log->boot_id ? KMSG__BLOCK_HOLE : KMSG__BLOCK_DAMAGE;
+	}
 }

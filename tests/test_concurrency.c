@@ -49,15 +49,18 @@ struct run { unsigned inc; unsigned last; int seen; };
 
 /*
  * Reads the whole log and checks: records intact and well-formed, numbers
- * contiguous, each (writer, incarnation) a gap-free ascending run.
- * Returns the number of records checked.
+ * contiguous but for holes (appends whose writer was killed after it had
+ * reserved), each reported exactly as lost, at most max_holes of them;
+ * each (writer, incarnation) a gap-free ascending run.  Returns the
+ * number of records checked.
  */
-static size_t check_log(struct kmsg_log *log, unsigned writers, unsigned max_inc)
+static size_t check_log_holes(struct kmsg_log *log, unsigned writers, unsigned max_inc,
+			      uint64_t max_holes)
 {
 	struct kmsg_reader *r;
 	struct kmsg_record rec;
 	struct run *runs = calloc((size_t)writers * max_inc, sizeof(*runs));
-	uint64_t prev = 0;
+	uint64_t prev = 0, holes = 0;
 	size_t n = 0;
 	int rc;
 
@@ -65,9 +68,11 @@ static size_t check_log(struct kmsg_log *log, unsigned writers, unsigned max_inc
 	while ((rc = kmsg_reader_next(r, &rec)) == 1) {
 		unsigned w, inc, i;
 		cr_assert_eq(rec.damaged, 0, "seq %lu: damaged records before it", (unsigned long)rec.seq);
-		cr_assert_eq(rec.lost, 0);
 		if (prev)
-			cr_assert_eq(rec.seq, prev + 1, "numbers contiguous");
+			cr_assert_eq(rec.seq, prev + 1 + rec.lost, "numbers contiguous but for holes");
+		holes += prev ? rec.lost : 0;
+		if (rec.flags & KMSG_GAP)
+			break;
 		prev = rec.seq;
 		cr_assert(parse_text(&rec, &w, &inc, &i), "seq %lu: text is exact: %.*s",
 			  (unsigned long)rec.seq, (int)rec.text_len, rec.text);
@@ -80,11 +85,17 @@ static size_t check_log(struct kmsg_log *log, unsigned writers, unsigned max_inc
 		ru->last = i;
 		n++;
 	}
-	cr_assert_eq(rc, 0);
-	cr_assert_eq(log->hdr->damaged, 0);
+	cr_assert_geq(rc, 0);
+	cr_assert_eq(atomic_load(&log->aux->damaged), 0);
+	cr_assert_leq(holes, max_holes, "%llu holes", (unsigned long long)holes);
 	kmsg_reader_free(r);
 	free(runs);
 	return n;
+}
+
+static size_t check_log(struct kmsg_log *log, unsigned writers, unsigned max_inc)
+{
+	return check_log_holes(log, writers, max_inc, 0);
 }
 
 struct thread_arg { struct kmsg_log *log; unsigned w; unsigned count; };
@@ -223,16 +234,16 @@ Test(concurrency, writers_killed_at_random_points, .timeout = 600)
 	}
 	/* one more append proves nobody left the log wedged */
 	tu_append(log, "w0.4095 #0 ");
-	size_t checked = check_log(log, KW, MAX_INC);
+	size_t checked = check_log_holes(log, KW, MAX_INC, kills + KW);
 	struct kmsg_stat st;
 	kmsg_log_stat(&st, log);
 	int64_t max_wait = atomic_load(&sh->max_wait_ns);
 	fprintf(stderr, "kill test: %u kills survived, %lu appends, %zu records checked, "
-		"%lu lock takeovers, longest append %.3f ms\n", kills,
+		"%lu unfinished appends passed, longest append %.3f ms\n", kills,
 		(unsigned long)atomic_load(&sh->appends), checked,
-		(unsigned long)st.takeovers, max_wait / 1e6);
+		(unsigned long)st.holes, max_wait / 1e6);
 	cr_assert_gt(kills, 10);
-	cr_assert_lt(max_wait, 500 * 1000 * 1000, "no writer waited anywhere near the 1 s bound");
+	cr_assert_lt(max_wait, 500 * 1000 * 1000, "a writer waited for a dead one");
 	kmsg_log_close(log);
 }
 

@@ -68,8 +68,9 @@ struct where { uint64_t seq, off, len; };
 
 static size_t records_of(const unsigned char *img, struct where *out, size_t cap)
 {
-	const struct kmsg_hdr *h = (const void *)img;
-	uint64_t D = h->data_size, pos = h->head, tail = h->tail;
+	const struct kmsg_static *h = (const void *)img;
+	const struct kmsg_dyn *d = (const void *)(img + HDR_STATIC);
+	uint64_t D = h->data_size, pos = d->head, tail = d->resv_pos;
 	size_t n = 0;
 	while (pos < tail && n < cap) {
 		uint64_t phys = pos % D;
@@ -178,20 +179,33 @@ Test(damage, hostile_dynamic_header_and_garbage_data, .timeout = 300)
 	snprintf(path, sizeof(path), "%s", tu_path("hh.log"));
 	srand(3);
 	for (int it = 0; it < 400; it++) {
-		struct kmsg_hdr *h = (void *)copy;
+		struct kmsg_static *h = (void *)copy;
+		struct kmsg_dyn *d = (void *)(copy + HDR_STATIC);
+		struct kmsg_aux *a;
 		memcpy(copy, img, LOG_SIZE);
+		a = (void *)(copy + HDR_SIZE + h->data_size);
 		if (it % 2) {
 			for (size_t k = HDR_SIZE; k < LOG_SIZE - HDR_STATIC; k++)
 				copy[k] = (unsigned char)rand();
 		}
 		uint64_t vals[] = { 0, 8, h->data_size, h->data_size - 8, UINT64_MAX,
 				    UINT64_MAX - 7, (uint64_t)rand() * 8, UINT64_C(1) << 62 };
-		atomic_store(&h->head, vals[rand() % 8]);
-		atomic_store(&h->tail, vals[rand() % 8]);
-		atomic_store(&h->next_seq, vals[rand() % 8]);
-		atomic_store(&h->lock, vals[rand() % 8]);
-		if (it % 5 == 0) /* held by the id the next writer will get */
-			atomic_store(&h->lock, atomic_load(&h->writer_ids) + 1);
+		atomic_store(&d->head, vals[rand() % 8]);
+		atomic_store(&d->head_seq, vals[rand() % 8]);
+		atomic_store(&d->resv_pos, vals[rand() % 8]);
+		atomic_store(&d->resv_seq, vals[rand() % 8]);
+		atomic_store(&a->pass_to, vals[rand() % 8]);
+		if (it % 5 == 0) {
+			/* stalled writers' quarantines that claim the ring */
+			atomic_store(&a->qactive, NQUAR);
+			for (int q = 0; q < NQUAR; q++) {
+				atomic_store(&a->quar[q].state, QUAR_ACTIVE);
+				atomic_store(&a->quar[q].pos, vals[rand() % 8]);
+				atomic_store(&a->quar[q].len, (uint32_t)rand());
+				atomic_store(&a->quar[q].boot, kmsg_boot_id());
+				atomic_store(&a->quar[q].owner, OWNER_SHARED);
+			}
+		}
 		spit(path, copy, LOG_SIZE);
 
 		struct kmsg_log *log;
@@ -218,7 +232,7 @@ Test(damage, hostile_dynamic_header_and_garbage_data, .timeout = 300)
 		cr_assert_eq(s2, s1 + 1);
 		uint64_t first, last;
 		tu_count(log, &first, &last);
-		cr_assert_eq(last, s2, "it %d: the new records read back (last %lu s2 %lu head %lu tail %lu)", it, (unsigned long)last, (unsigned long)s2, (unsigned long)log->hdr->head, (unsigned long)log->hdr->tail);
+		cr_assert_eq(last, s2, "it %d: the new records read back (last %lu s2 %lu head %lu end %lu)", it, (unsigned long)last, (unsigned long)s2, (unsigned long)log->dyn->head, (unsigned long)log->dyn->resv_pos);
 		kmsg_log_close(log);
 	}
 	free(copy);

@@ -106,12 +106,21 @@ static size_t text_of(char *buf, size_t cap, uint64_t seq, size_t spread)
 	return (size_t)n + fill;
 }
 
+/* The number the next record of log gets. */
+static uint64_t next_seq_of(struct kmsg_log *log)
+{
+	struct kmsg_stat st;
+
+	cr_assert_eq(kmsg_log_stat(&st, log), 0);
+	return st.next_seq;
+}
+
 static void append_n(struct kmsg_log *log, uint64_t count, size_t spread)
 {
 	char buf[1100];
 	for (uint64_t i = 0; i < count; i++) {
 		struct kmsg_entry e = KMSG_ENTRY_INIT;
-		uint64_t seq = atomic_load(&log->hdr->next_seq);
+		uint64_t seq = next_seq_of(log);
 		e.text = buf;
 		e.text_len = text_of(buf, sizeof(buf), seq, spread);
 		cr_assert_eq(kmsg_log_append(NULL, log, &e), 0);
@@ -234,7 +243,7 @@ Test(dump, gunzipped_dump_is_a_log_file)
 	/* A writer continues the numbering where the log was at the dump. */
 	cr_assert_eq(kmsg_log_open(&g, tu_path("plain.log"), KMSG_OPEN_WRITE), 0);
 	seq = tu_append(g, "after the dump");
-	cr_assert_eq(seq, atomic_load(&log->hdr->next_seq));
+	cr_assert_eq(seq, next_seq_of(log));
 	kmsg_log_close(g);
 	kmsg_log_close(log);
 }
@@ -432,10 +441,8 @@ Test(dump, damaged_and_foreign_files_are_refused)
 	{
 		size_t big = 64u << 20;
 		unsigned char *b = calloc(1, big);
-		struct kmsg_hdr h;
 		gzFile z;
-		memcpy(&h, log->hdr, HDR_SIZE);
-		memcpy(b, &h, HDR_SIZE);
+		memcpy(b, log->map, HDR_SIZE);
 		z = gzopen(tu_path("bomb.gz"), "wb9");
 		cr_assert_not_null(z);
 		cr_assert_eq(gzwrite(z, b, (unsigned)big), (int)big);
@@ -578,7 +585,7 @@ Test(dump, read_from_a_fifo_and_bomb_refused)
 		unsigned char *b = malloc(big);
 		gzFile z;
 		memset(b, 'A', big);
-		memcpy(b, log->hdr, HDR_SIZE);  /* claims 64 KiB */
+		memcpy(b, log->map, HDR_SIZE);  /* claims 64 KiB */
 		z = gzopen(tu_path("bomb.gz"), "wb1");
 		cr_assert_eq(gzwrite(z, b, (unsigned)big), (int)big);
 		gzclose(z);
@@ -675,15 +682,15 @@ Test(dump, a_header_claiming_more_than_arrives)
 	struct kmsg_log *log = tu_create("a.log", 65536, 0), *d = NULL;
 	static unsigned char raw[HDR_SIZE + (1u << 20)];
 	unsigned char gz[8192];
-	struct kmsg_hdr h;
+	struct kmsg_hdr_v1 h;
 	z_stream z;
 	long rss0 = max_rss_kib();
 	int fds[2];
 
 	signal(SIGPIPE, SIG_IGN);
-	memcpy(&h, log->hdr, HDR_SIZE);
-	h.file_size = KMSG_MAX_SIZE;
-	h.header_crc = kmsg__crc32c_extend(0, &h, HDR_CRC_OFF);
+	memcpy(&h, log->map, HDR_SIZE);
+	h.s.file_size = KMSG_MAX_SIZE;
+	h.s.header_crc = kmsg__crc32c_extend(0, &h, HDR_CRC_OFF);
 	memcpy(raw, &h, HDR_SIZE);
 	memset(raw + HDR_SIZE, 'x', sizeof(raw) - HDR_SIZE);
 
@@ -1059,7 +1066,7 @@ Test(dump, stat_of_a_hostile_dump_is_bounded)
 	struct kmsg_log *log = tu_create("a.log", 1 << 20, 0), *d;
 	struct kmsg_stat st;
 	unsigned char *img;
-	struct kmsg_hdr *h;
+	struct kmsg_hdr_v1 *h;
 	size_t n;
 	int fd;
 
@@ -1070,10 +1077,10 @@ Test(dump, stat_of_a_hostile_dump_is_bounded)
 	img = malloc(n);
 	memcpy(img, d->map, n);
 	kmsg_log_close(d);
-	h = (struct kmsg_hdr *)img;
+	h = (struct kmsg_hdr_v1 *)img;
 	/* the dynamic part is not under the header's checksum */
-	atomic_store(&h->tail, h->data_size * 1000);
-	atomic_store(&h->head, h->data_size * 1000 - 64);  /* at the data's far end */
+	atomic_store(&h->d.tail, h->s.data_size * 1000);
+	atomic_store(&h->d.head, h->s.data_size * 1000 - 64);  /* at the data's far end */
 	gzip_file("b.gz", img, n);
 	fd = open(tu_path("b.gz"), O_RDONLY);
 	cr_assert_eq(kmsg_dump_stat_fd(&st, fd, NULL, 0), KMSG_ECORRUPT);

@@ -76,8 +76,11 @@ Test(log, sizes_out_of_range_are_refused)
 	cr_assert_eq(kmsg_log_create(&log, tu_path("s.log"), &o, 0), KMSG_ESIZE);
 	o.size = 4096 * 3 + 100;
 	cr_assert_eq(kmsg_log_create(&log, tu_path("s.log"), &o, 0), KMSG_ESIZE);
-	o.size = 4096;
-	o.max_text = 4000;   /* no room for two such records in 4 KiB */
+	o.size = 4096;       /* the first format's smallest: no room for the
+	                        second's auxiliary area and a ring */
+	cr_assert_eq(kmsg_log_create(&log, tu_path("s.log"), &o, 0), KMSG_ESIZE);
+	o.size = KMSG_MIN_SIZE;
+	o.max_text = 4000;   /* no room for two such records in 8 KiB */
 	cr_assert_eq(kmsg_log_create(&log, tu_path("s.log"), &o, 0), KMSG_ESIZE);
 	o.max_text = 0;
 	cr_assert_eq(kmsg_log_create(&log, tu_path("s.log"), &o, 0), KMSG_ETOOLONG);
@@ -224,7 +227,7 @@ Test(log, log_longer_than_its_header_is_refused)
 Test(log, header_that_lies_about_sizes_is_refused)
 {
 	struct kmsg_log *log = tu_create("h.log", 65536, 0);
-	struct kmsg_hdr h;
+	struct kmsg_static h;
 	int fd;
 	kmsg_log_close(log);
 
@@ -244,7 +247,7 @@ Test(log, header_that_lies_about_sizes_is_refused)
 Test(log, newer_format_version_is_refused)
 {
 	struct kmsg_log *log = tu_create("v.log", 65536, 0);
-	struct kmsg_hdr h;
+	struct kmsg_static h;
 	int fd;
 	kmsg_log_close(log);
 	fd = open(tu_path("v.log"), O_RDWR);
@@ -446,7 +449,7 @@ static struct kmsg_stat stat_of(struct kmsg_log *log)
 /* As the first writer after a reboot finds it: the header from another boot. */
 static struct kmsg_log *reopen_after_reboot(struct kmsg_log *log, const char *name)
 {
-	atomic_store(&log->hdr->boot_id, atomic_load(&log->hdr->boot_id) ^ 1);
+	tu_pretend_reboot(log);
 	kmsg_log_close(log);
 	cr_assert_eq(kmsg_log_open(&log, tu_path(name), KMSG_OPEN_WRITE), 0);
 	return log;
@@ -528,8 +531,8 @@ Test(log, numbering_identity_of_a_log_made_before_it_existed)
 {
 	struct kmsg_log *log = tu_create("old.log", 65536, 0);
 	tu_append(log, "old");
-	/* the format before: those header bytes were reserved, zero */
-	memset((unsigned char *)log->hdr + 216, 0, 40);
+	/* a log of the first release: no identity in its header */
+	memset(log->aux->ident, 0, sizeof(log->aux->ident));
 	struct kmsg_stat st = stat_of(log);
 	uint64_t implicit;
 	memcpy(&implicit, st.ring_id, 8);

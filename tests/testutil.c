@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "testutil.h"
+#include "internal.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -119,4 +120,13 @@ pid_t tu_fork(void)
 			_exit(127);
 	}
 	return pid;
+}
+
+void tu_pretend_reboot(struct kmsg_log *log)
+{
+	struct kmsg_aux *a = log->aux;
+
+	atomic_store(&a->boot_id, atomic_load(&a->boot_id) ^ 1);
+	atomic_store(&a->ident[atomic_load(&a->id_slot) & 1].boot,
+		     atomic_load(&a->ident[atomic_load(&a->id_slot) & 1].boot) ^ 1);
 }

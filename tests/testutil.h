@@ -31,6 +31,12 @@ size_t tu_count(struct kmsg_log *log, uint64_t *first, uint64_t *last);
  */
 pid_t tu_fork(void);
 
+/*
+ * Makes the log's state look as the first writer after a reboot finds it:
+ * its dynamic words and its numbering's identity of another boot.
+ */
+void tu_pretend_reboot(struct kmsg_log *log);
+
 /* clock_gettime(clock) in nanoseconds. */
 int64_t tu_now_ns(int clock);
 

@@ -174,8 +174,9 @@ struct where { uint64_t seq, off, len; };
 
 static struct where *records_of(const unsigned char *img, size_t *n)
 {
-	const struct kmsg_hdr *h = (const void *)img;
-	uint64_t D = h->data_size, pos = h->head, tail = h->tail;
+	const struct kmsg_static *h = (const void *)img;
+	const struct kmsg_dyn *d = (const void *)(img + HDR_STATIC);
+	uint64_t D = h->data_size, pos = d->head, tail = d->resv_pos;
 	struct where *w = malloc((D / REC_HDR + 1) * sizeof(*w));
 	size_t k = 0;
 
@@ -188,7 +189,7 @@ static struct where *records_of(const unsigned char *img, size_t *n)
 			pos += D - phys;
 			continue;
 		}
-		if (r->magic != REC_MAGIC || r->pos != pos || r->len < REC_HDR)
+		if (r->tag != pos || r->len < REC_HDR)
 			die("the grown copy is not a clean ring at position %llu",
 			    (unsigned long long)pos);
 		if (!(r->flags & REC_PAD))
@@ -490,8 +491,17 @@ int main(int argc, char **argv)
 			cuts++;
 		}
 		/* A power cut means a reboot, and the first writer after one
-		 * knows it by the boot id. */
-		atomic_store(&((struct kmsg_hdr *)copy)->boot_id, 1);
+		 * knows it by the boot id (the dynamic state's and the
+		 * numbering's; in an auxiliary area the cut kept). */
+		{
+			struct kmsg_static *h = (struct kmsg_static *)copy;
+			struct kmsg_aux *a = (struct kmsg_aux *)(copy + HDR_SIZE + h->data_size);
+			if (len >= HDR_SIZE + h->data_size + AUX_SIZE) {
+				atomic_store(&a->boot_id, 1);
+				atomic_store(&a->ident[0].boot, 1);
+				atomic_store(&a->ident[1].boot, 1);
+			}
+		}
 		spit(img_path, copy, len);
 
 		memset(res, 0, sizeof(*res));

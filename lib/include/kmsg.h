@@ -39,12 +39,14 @@ enum {
 	KMSG_ETOOLONG  = -1003, /* text longer than the log's maximum */
 	KMSG_EFIELD    = -1004, /* a field key breaks the key rule, or fields too big */
 	KMSG_EPRIO     = -1005, /* facility or level out of range */
-	KMSG_EBUSY     = -1006, /* a live writer held the log past the wait bound */
+	KMSG_EBUSY     = -1006, /* stopped writers' blocks fill half the ring */
 	KMSG_ERDONLY   = -1007, /* the log was opened for reading only */
 	KMSG_ESEQ      = -1008, /* the sequence or position space is exhausted */
 	KMSG_ESIZE     = -1009, /* a requested log size is out of range */
 	KMSG_EINVAL    = -1010, /* an argument is invalid (NULL, bad flag, ...) */
 	KMSG_ECHANGED  = -1011, /* the file now holds another log (written over) */
+	KMSG_EOLDWRITER = -1012, /* a writer of the older format has the log open,
+	                            so it cannot be upgraded to this format yet */
 };
 
 /* Returns a static English description of any code this library returns. */
@@ -54,7 +56,7 @@ const char *kmsg_strerror(int code);
 /* Limits and defaults                                                 */
 
 #define KMSG_DEFAULT_SIZE      (1024u * 1024u) /* bytes, whole file */
-#define KMSG_MIN_SIZE          4096u
+#define KMSG_MIN_SIZE          8192u
 #define KMSG_MAX_SIZE          (UINT64_C(1) << 46) /* 64 TiB */
 #define KMSG_DEFAULT_MAX_TEXT  1024u
 #define KMSG_MAX_TEXT_LIMIT    65535u
@@ -169,7 +171,8 @@ struct kmsg_stat {
 	uint64_t clear_seq;     /* records below it are cleared */
 	uint64_t evicted;       /* records evicted to make room, ever */
 	uint64_t damaged;       /* damaged records writers skipped, ever */
-	uint64_t takeovers;     /* times a dead writer's lock was taken over */
+	uint64_t holes;         /* appends whose writer died or was stopped
+	                           before finishing, passed over, ever */
 	/* The numbering's identity: a sequence number names a record only
 	 * with it.  Renewed when numbers may repeat (a writer rebuilt the
 	 * header: after every reboot, or damage); the numbers below

@@ -179,7 +179,7 @@ expect_eq $(( i * 200 )) $(( ${lost:-0} + shown )) "lost + shown"
 case_ "one record lost is one record"
 printf '%s\n' x >/dev/null
 G=$T/one
-"$KMSG" emit -F "$G" --log-size 8K --max-text 3000 first
+"$KMSG" emit -F "$G" --log-size 12K --max-text 3000 first
 start_follow -F "$G" -t -n 0
 sleep 0.5
 kill -STOP $fpid

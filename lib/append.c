@@ -1,0 +1,215 @@
+/*
+ * append.c - the write path: one record from an entry, in the steps W1-W8
+ * of the overview at the top of ring.c; and clearing.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+#include "crc32c.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * A record's two timestamps from one clock read.  Reading CLOCK_REALTIME
+ * and CLOCK_BOOTTIME costs two vDSO calls, a third of an append.  Their
+ * difference changes only when the wall clock is stepped (both run at the
+ * same rate, and both advance across suspend), so each thread re-reads it
+ * every WALL_REFRESH_NS and otherwise adds it to CLOCK_BOOTTIME.  A step
+ * of the wall clock shows in records at most that long after it happened.
+ */
+#define WALL_REFRESH_NS 1000000
+
+static __thread int64_t wall_offset, wall_until;
+
+static void now_times(int64_t *real_ns, int64_t *boot_ns)
+{
+	int64_t b = kmsg__clock_ns(CLOCK_BOOTTIME);
+
+	if (b >= wall_until || b < wall_until - WALL_REFRESH_NS) {
+		int64_t r = kmsg__clock_ns(CLOCK_REALTIME), b2 = kmsg__clock_ns(CLOCK_BOOTTIME);
+		wall_offset = r - (b + (b2 - b) / 2);
+		b = b2;
+		wall_until = b + WALL_REFRESH_NS;
+	}
+	*boot_ns = b;
+	*real_ns = b + wall_offset;
+}
+
+/* msync wants page-aligned start addresses. */
+static void sync_range(const void *addr, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)addr & ~(page - 1);
+	msync((void *)a, len + ((uintptr_t)addr - a), MS_SYNC);
+}
+
+/*
+ * W6: the text, fields and padding after the header at dst, summed into
+ * the checksum (crc, so far over the header's bytes 24..63) as they are
+ * copied; returns the finished checksum.
+ */
+static uint32_t copy_payload(unsigned char *dst, uint32_t crc, const struct kmsg_entry *e,
+			     size_t fields_len, size_t len, uint64_t seq, uint64_t pos)
+{
+	unsigned char *p = dst + REC_HDR;
+	size_t pad = len - (REC_HDR + e->text_len + fields_len);
+
+	if (e->text_len)
+		crc = kmsg__crc32c_copy(crc, p, e->text, e->text_len);
+	p += e->text_len;
+	if (fields_len) {
+		kmsg__fields_put(p, e);
+		crc = kmsg__crc32c_extend(crc, p, fields_len);
+		p += fields_len;
+	}
+	if (pad) {
+		static const unsigned char zeros[REC_ALIGN];
+		crc = kmsg__crc32c_copy(crc, p, zeros, pad);
+	}
+	return kmsg__rec_crc_finish(crc, seq, pos, (uint32_t)len);
+}
+
+int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_entry *e)
+{
+	struct rec_hdr h;
+	size_t fields_len = 0;
+	uint64_t len, rpos, seq, word56;
+	uint32_t body_crc;
+	int err;
+
+	/* W1 */
+	if (!log || !e || e->version != KMSG_ENTRY_VERSION ||
+	    (e->flags & ~(unsigned)(KMSG_FRAGMENT | KMSG_BEGIN | KMSG_TIMES)) ||
+	    (!e->text && e->text_len) || (!e->fields && e->nfields))
+		return KMSG_EINVAL;
+	if (!(log->flags & KMSG_OPEN_WRITE))
+		return KMSG_ERDONLY;
+	if (e->facility < 0 || e->facility >= KMSG_NFACILITIES ||
+	    e->level < 0 || e->level > 7)
+		return KMSG_EPRIO;
+	if (e->text_len > log->max_text)
+		return KMSG_ETOOLONG;
+	err = kmsg__fields_check(&fields_len, e);
+	if (err)
+		return err;
+	len = rec_size(e->text_len, fields_len);
+	if (len > log->max_rec)
+		return KMSG_ETOOLONG;
+	err = kmsg__writer_ready(log);
+	if (err)
+		return err;
+
+	memset(&h, 0, sizeof(h));
+	h.len = (uint32_t)len;
+	if (e->flags & KMSG_TIMES) {
+		h.real_ns = e->real_ns;
+		h.boot_ns = e->boot_ns;
+	} else {
+		now_times(&h.real_ns, &h.boot_ns);
+	}
+	h.boot_id = log->boot_id;
+	h.pid = e->pid ? e->pid : log->pid;
+	h.caller = e->caller ? e->caller : kmsg__tid();
+	h.text_len = (uint16_t)e->text_len;
+	h.fields_len = (uint16_t)fields_len;
+	h.prio = (uint8_t)(e->facility << 3 | e->level);
+	h.flags = (e->flags & KMSG_FRAGMENT ? REC_FRAGMENT : 0) |
+		  (e->flags & KMSG_BEGIN ? REC_BEGIN : 0);
+	h.owner = (uint8_t)log->owner;
+	if (atomic_load_explicit(&log->aux->boot_id, memory_order_acquire) != log->boot_id) {
+		err = kmsg__ring_enter_boot(log);
+		if (err)
+			return err;
+	}
+
+	/* W2-W7; a reservation given up by an evictor (its writer was
+	 * stopped for longer than the bound) is made again elsewhere, with
+	 * the record's own times: no record whose append succeeds is lost.
+	 * The header goes out in register-sized stores: a wide load of a
+	 * local copy just written in narrow parts stalls the store buffer. */
+	memcpy(&word56, (const unsigned char *)&h + 56, 8);
+	body_crc = kmsg__crc32c_extend(0, (const unsigned char *)&h + 24, 32);
+	for (int attempt = 0;; attempt++) {
+		unsigned prev;
+		struct rec_hdr *blk;
+		unsigned char *dst;
+		uint64_t last;
+		uint32_t crc;
+		int r;
+
+		/* Passed again and again: no writer stalls a bound's worth
+		 * between its reservation and its commit that often, but a
+		 * hostile file can make it look so. */
+		if (attempt == 64)
+			return KMSG_EBUSY;
+		r = kmsg__ring_reserve(log, len, &blk, &rpos, &seq, &prev);
+		if (r < 0)
+			return r;
+		dst = (unsigned char *)blk;
+		last = word56 | (uint64_t)(prev & 0xff) << 56;  /* prev_owner, byte 63 */
+		__atomic_store_n((uint64_t *)dst, len, __ATOMIC_RELAXED);  /* len, crc 0 */
+		__atomic_store_n((uint64_t *)(dst + 8), seq, __ATOMIC_RELAXED);
+		memcpy(dst + 24, (const unsigned char *)&h + 24, 32);
+		__atomic_store_n((uint64_t *)(dst + 56), last, __ATOMIC_RELAXED);
+		if (r == 1) {
+			/* Its pad was passed before it was marked: the record
+			 * place is let go of, marked so, for the quarantine. */
+			__atomic_store_n(&blk->tag, rpos | ST_RELEASED, __ATOMIC_RELEASE);
+			continue;
+		}
+		if (kmsg__ring_mark(log, blk, rpos))                               /* W5 */
+			continue;
+		crc = kmsg__crc32c_extend(body_crc, &last, 8);
+		crc = copy_payload(dst, crc, e, fields_len, len, seq, rpos);         /* W6 */
+		__atomic_store_n(&blk->crc, crc, __ATOMIC_RELAXED);
+		if (kmsg__ring_commit(blk, rpos) == 0)                              /* W7 */
+			break;
+	}
+
+	if (log->flags & KMSG_OPEN_SYNC) {
+		sync_range(ring_block(log, kmsg__ring_phys(log, rpos)), len);
+		sync_range(log->map, HDR_SIZE);
+	}
+	kmsg__wake_after_append(log, e->flags & KMSG_TIMES ? kmsg__clock_ns(CLOCK_BOOTTIME)
+							   : h.boot_ns);          /* W8 */
+	if (seq_out)
+		*seq_out = seq;
+	return 0;
+}
+
+int kmsg_log_print(struct kmsg_log *log, int facility, int level,
+		   const char *text, size_t text_len)
+{
+	struct kmsg_entry e = KMSG_ENTRY_INIT;
+	e.facility = facility;
+	e.level = level;
+	e.text = text;
+	e.text_len = text_len;
+	return kmsg_log_append(NULL, log, &e);
+}
+
+int kmsg_log_clear(struct kmsg_log *log, uint64_t seq)
+{
+	struct window w;
+	uint64_t cur;
+	int err;
+
+	if (!log)
+		return KMSG_EINVAL;
+	if (!(log->flags & KMSG_OPEN_WRITE))
+		return KMSG_ERDONLY;
+	err = kmsg__ring_window(log, &w);
+	if (err)
+		return err;
+	if (seq > w.end_seq)
+		seq = w.end_seq;
+	cur = atomic_load(&log->aux->clear_seq);
+	while (cur < seq && !atomic_compare_exchange_weak(&log->aux->clear_seq, &cur, seq))
+		;
+	if (log->flags & KMSG_OPEN_SYNC)
+		sync_range(&log->aux->clear_seq, sizeof(uint64_t));
+	return 0;
+}

@@ -1,0 +1,489 @@
+/*
+ * iter.c - the read path: one record at a time from a position, and
+ * finding a position by number or time.  The checks a reader makes
+ * (R1-R5) and why they suffice are in the overview at the top of ring.c.
+ * A reader never stores to the mapping, so read permission on the file
+ * is all it needs.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+int kmsg__iter_init(struct kmsg_iter *it, struct kmsg_log *log)
+{
+	memset(it, 0, sizeof(*it));
+	it->log = log;
+	it->buf = malloc(log->max_rec);
+	return it->buf ? 0 : -ENOMEM;
+}
+
+void kmsg__iter_free(struct kmsg_iter *it)
+{
+	free(it->buf);
+	it->buf = NULL;
+}
+
+static void restart_at_head(struct kmsg_iter *it, uint64_t head)
+{
+	it->pos = head;
+	it->overtaken = 1;
+	it->in_damage = 0;
+}
+
+/*
+ * At the end of the blocks: if numbers are missing between the last record
+ * returned and the end (a log cut short, damage at its end, a rebuilt
+ * header that kept a larger number, writers that never finished), *rec
+ * becomes the KMSG_GAP record that says so, once; returns 1 then, else 0.
+ */
+static int end_gap(struct kmsg_iter *it, const struct window *w, struct kmsg_record *rec)
+{
+	uint64_t gap;
+
+	if (!it->expect_known || w->end_seq <= it->expect)
+		return 0;
+	gap = w->end_seq - it->expect;
+	*rec = (struct kmsg_record){
+		.seq = w->end_seq,
+		.flags = KMSG_GAP,
+		.lost = it->overtaken || it->holes ? gap : 0,
+		.damaged = it->overtaken || it->holes ? 0 : gap,
+		.seq_id = kmsg__ring_seq_id(it->log),
+	};
+	it->last_overtaken = it->overtaken;
+	it->expect = w->end_seq;
+	it->overtaken = 0;
+	it->holes = 0;
+	it->in_damage = 0;
+	return 1;
+}
+
+static uint64_t resync(const struct kmsg_iter *it, uint64_t head, uint64_t tail);
+
+/*
+ * R4: has the reader waited for the unfinished block at pos long enough?
+ * A reader that may write waits as writers do, and then gives the block
+ * up as they would (kmsg__ring_give_up): its writer then appends again,
+ * so nothing is missed.  One that may not waits far longer, since it can
+ * only step over the block on its own.  The shared note of when a writer
+ * first saw the block unfinished counts too: a late reader does not wait
+ * again.
+ */
+static int waited_out(struct kmsg_iter *it, uint64_t pos)
+{
+	const struct kmsg_aux *a = it->log->aux;
+	int64_t now = kmsg__clock_ns(CLOCK_BOOTTIME);
+	int64_t bound = it->log->flags & KMSG_OPEN_WRITE ? STALL_NS : READ_STALL_NS;
+
+	if (it->wait_pos != pos || !it->wait_since) {
+		it->wait_pos = pos;
+		it->wait_since = now;
+	}
+	if (now - it->wait_since >= bound)
+		return 1;
+	return atomic_load_explicit(&a->stall_pos, memory_order_acquire) == pos &&
+	       now - atomic_load_explicit(&a->stall_since, memory_order_relaxed) >= bound;
+}
+
+/* R3: the block at pos failed its checks; where the reader goes on. */
+static void damaged_at(struct kmsg_iter *it, uint64_t pos, uint64_t head, uint64_t end)
+{
+	uint64_t to = pos + REC_ALIGN;
+
+	/* The first bad block of a stretch: on at the record expected,
+	 * wherever it lies (see resync()). */
+	if (!it->in_damage && it->expect_known) {
+		uint64_t at = resync(it, head, end);
+		if (at != pos)
+			to = at;
+	}
+	it->in_damage = 1;
+	it->pos = to;
+}
+
+int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
+{
+	struct kmsg_log *log = it->log;
+	const uint64_t D = log->data_size;
+
+	/* The file written over with another log (cp or dd onto it), or
+	 * upgraded to another format: none of its records is this view's. */
+	if (memcmp(log->st->ring_id, log->ring_id, sizeof(log->ring_id)) != 0 ||
+	    (!log->private_hdr && log->st->version != log->version))
+		return KMSG_ECHANGED;
+	for (;;) {
+		struct window w;
+		uint64_t pos = it->pos, len, phys, tag;
+		uint32_t crc = 0;
+		struct rec_hdr hd;
+		int err = kmsg__ring_window(log, &w);                                 /* R1 */
+
+		if (err)
+			return err;
+		phys = kmsg__ring_phys(log, pos);
+		if (D - phys < REC_HDR) {      /* the lap ends: no room for a header */
+			pos += D - phys;
+			phys = 0;
+		}
+		if (pos > ring_norm(log, w.end) && it->expect_known) {
+			/* Beyond the end: the end moved back under the reader
+			 * (a writer rebuilt the header of a log cut short or
+			 * torn, dropping records it had not read). */
+			it->pos = resync(it, w.head, w.end);
+			it->in_damage = 1;
+			continue;
+		}
+		if (pos >= w.end) {
+			it->pos = pos;
+			return end_gap(it, &w, rec);
+		}
+		if (pos < w.head) {
+			restart_at_head(it, w.head);
+			continue;
+		}
+		tag = __atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_ACQUIRE); /* R2 */
+		if (tag != pos) {
+			uint64_t seq = 0;
+			int st = kmsg__ring_unfinished(log, pos, &w, &len, &seq);
+
+			if (st == KMSG__BLOCK_WAIT && waited_out(it, pos)) {
+				if ((log->flags & KMSG_OPEN_WRITE) && it->gave_up != pos + 1) {
+					it->gave_up = pos + 1;
+					kmsg__ring_give_up(log, pos, it->expect);
+					continue;  /* now a hole, or committed */
+				}
+				st = KMSG__BLOCK_HOLE;
+			}
+			if (st == KMSG__BLOCK_WAIT) {
+				/* In progress: a writer finishes in microseconds,
+				 * or is stopped and is waited for as writers do.
+				 * With nothing after it there is nothing to miss:
+				 * the caller may wait for it (kmsg_reader_wait). */
+				if (!len || pos + len >= w.end) {
+					it->pos = pos;
+					return 0;
+				}
+				kmsg__nap(20000);
+				continue;
+			}
+			{
+				uint64_t h2 = kmsg__ring_head(log);
+				if (pos < h2 && h2 <= w.end + D) {
+					restart_at_head(it, h2);
+					continue;
+				}
+			}
+			if (st == KMSG__BLOCK_HOLE && len) {
+				/* R4: a writer that never finished: its number
+				 * shows as lost at the next record. */
+				it->pos = pos + len;
+				it->holes = 1;
+				continue;
+			}
+			damaged_at(it, pos, w.head, w.end);
+			continue;
+		}
+		/* R2: the header, checked before its length is believed, then
+		 * the rest, copied and checksummed in one pass. */
+		memcpy(it->buf, log->data + phys, REC_HDR);
+		memcpy(&hd, it->buf, REC_HDR);
+		len = kmsg__rec_header_at(log, pos, phys, it->buf);
+		if (len && pos + len <= w.end && !(hd.flags & REC_PAD)) {
+			crc = kmsg__rec_crc_copy_body(it->buf, log->data + phys,
+						      (uint32_t)rec_size(hd.text_len, hd.fields_len));
+		} else if (len && (hd.flags & REC_PAD)) {
+			crc = kmsg__rec_crc_body(it->buf, REC_HDR);
+		} else {
+			len = 0;
+		}
+		atomic_thread_fence(memory_order_acquire);                             /* H2 */
+		{
+			uint64_t h2 = kmsg__ring_head(log);
+			if (pos < h2 && h2 <= w.end + D) {
+				restart_at_head(it, h2);
+				continue;
+			}
+		}
+		if (!len || kmsg__rec_crc_finish(crc, hd.seq, pos, hd.len) != hd.crc) { /* R3 */
+			damaged_at(it, pos, w.head, w.end);
+			continue;
+		}
+		if (hd.flags & REC_PAD) {
+			it->pos = pos + len;
+			continue;
+		}
+		/* A number lower than expected cannot come from writers that
+		 * follow the protocol (a hostile header can cause it); the
+		 * record is intact, so it is returned, with no gap claimed. */
+		{
+			uint64_t gap = it->expect_known && hd.seq > it->expect         /* R5 */
+				? hd.seq - it->expect : 0;
+			int lost = it->overtaken || it->holes;
+			/* One assignment of the whole record, not a memset and
+			 * then fields: the caller reads it back in wide loads,
+			 * which mixed-width stores would stall. */
+			*rec = (struct kmsg_record){
+				.seq = hd.seq,
+				.real_ns = hd.real_ns,
+				.boot_ns = hd.boot_ns,
+				.boot_id = hd.boot_id,
+				.pid = hd.pid,
+				.caller = hd.caller,
+				.facility = hd.prio >> 3,
+				.level = hd.prio & 7,
+				.flags = (hd.flags & REC_FRAGMENT ? KMSG_FRAGMENT : 0) |
+					 (hd.flags & REC_BEGIN ? KMSG_BEGIN : 0),
+				.text = (const char *)it->buf + REC_HDR,
+				.text_len = hd.text_len,
+				.fields = it->buf + REC_HDR + hd.text_len,
+				.fields_len = hd.fields_len,
+				.lost = lost ? gap : 0,
+				.damaged = lost ? 0 : gap,
+				/* loaded after the record was read: a renewal
+				 * since kept the numbers of the records that
+				 * were there (ring.c, THE NUMBERING'S IDENTITY) */
+				.seq_id = kmsg__ring_seq_id(log),
+			};
+		}
+		it->last_overtaken = it->overtaken && rec->lost;
+		it->pos = pos + len;
+		it->expect = hd.seq + 1;
+		it->expect_known = 1;
+		it->overtaken = 0;
+		it->holes = 0;
+		it->in_damage = 0;
+		return 1;
+	}
+}
+
+int kmsg__iter_ready(struct kmsg_iter *it)
+{
+	struct kmsg_log *log = it->log;
+	struct window w;
+	uint64_t pos, phys, tag;
+
+	if (kmsg__ring_window(log, &w))
+		return 1;  /* let the caller's read say what is wrong */
+	pos = ring_norm(log, it->pos);
+	if (pos >= w.end)
+		return 0;
+	phys = pos % log->data_size;
+	tag = __atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_ACQUIRE);
+	if (tag == pos || log->version == KMSG_FORMAT_V1 || pos < w.head)
+		return 1;
+	{
+		uint64_t len, seq;
+		int st = kmsg__ring_unfinished(log, pos, &w, &len, &seq);
+		return st != KMSG__BLOCK_WAIT || waited_out(it, pos) || (len && pos + len < w.end);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Seeking                                                             */
+
+/*
+ * The first committed record at or after logical position from and
+ * before limit; 0 and *found unset if there is none.  Racing writers can
+ * make it miss (the caller re-checks head), never return a torn record.
+ */
+static int find_record(const struct kmsg_log *log, uint64_t from, uint64_t limit,
+		       uint64_t *found, struct rec_hdr *hd)
+{
+	for (uint64_t p = ring_norm(log, from); p < limit; p = ring_norm(log, p + REC_ALIGN)) {
+		const struct rec_hdr *c = (const void *)(log->data + p % log->data_size);
+		uint64_t len;
+
+		if (__atomic_load_n(&c->tag, __ATOMIC_ACQUIRE) != p)
+			continue;
+		len = kmsg__rec_check(log, p, hd);
+		if (!len)
+			continue;
+		if (hd->flags & REC_PAD) {
+			p += len - REC_ALIGN;
+			continue;
+		}
+		*found = p;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Bisects [head, tail) by position for the first valid record whose key
+ * (seq or real time) is >= want: its position and number, or tail.  Keys
+ * grow with position, so O(log n) probes.  Racing writers can make it
+ * miss (the caller re-checks head).
+ */
+static uint64_t bisect(const struct kmsg_log *log, uint64_t head, uint64_t tail,
+		       int by_time, uint64_t want_seq, int64_t want_ns, uint64_t *seq)
+{
+	uint64_t lo = head, hi = tail, best = tail;
+
+	/* Invariant: every record before lo is before the key; the answer
+	 * is best or a record in [lo, hi). */
+	while (lo < hi) {
+		uint64_t mid = lo + ((hi - lo) / 2 & ~(uint64_t)(REC_ALIGN - 1)), at;
+		struct rec_hdr hd;
+		if (!find_record(log, mid, hi, &at, &hd)) {
+			hi = mid;
+		} else if (by_time ? hd.real_ns < want_ns : hd.seq < want_seq) {
+			lo = at + hd.len;
+		} else {
+			best = at;
+			*seq = hd.seq;
+			hi = at;
+		}
+	}
+	return best;
+}
+
+/*
+ * Where a reader that lost its place should go on: at the first valid
+ * record numbered at least the one it expects.  A damaged stretch is then
+ * crossed in one step, not 8 bytes at a time; and when a writer rebuilt
+ * the header of a log cut short or torn, the reader's position may lie
+ * past the new end or inside records written there since, which it finds
+ * behind it.  Returns the position (the end if none is found).
+ */
+static uint64_t resync(const struct kmsg_iter *it, uint64_t head, uint64_t tail)
+{
+	uint64_t seq;
+
+	return bisect(it->log, head, tail, 0, it->expect, 0, &seq);
+}
+
+/*
+ * Places the iterator at pos, where the record numbered seq is, expecting
+ * the number expect (at most seq): numbers between them are gone already,
+ * and show on the first record, as lost if evicted (pos is the oldest
+ * record), else as damaged (in the middle, or at the end of a log cut
+ * short).
+ */
+static void place_at(struct kmsg_iter *it, uint64_t pos, uint64_t seq, uint64_t expect,
+		     int evicted)
+{
+	it->pos = pos;
+	it->expect = expect < seq ? expect : seq;
+	it->expect_known = 1;
+	it->overtaken = it->expect < seq && evicted;
+	it->holes = 0;
+	it->in_damage = 0;
+}
+
+/*
+ * Bisects [head, end) by position for the first record whose key (seq or
+ * real time) is >= want.  The iterator then expects that record's number
+ * (or, at the end, the next one a writer gives), or expect if that is
+ * lower: a reader told where to start by number reports the records from
+ * there that are gone.
+ */
+static int seek_by(struct kmsg_iter *it, int by_time, uint64_t want_seq, int64_t want_ns,
+		   uint64_t expect)
+{
+	for (int attempt = 0; attempt < 16; attempt++) {
+		struct window w, now;
+		uint64_t best, best_seq = 0;
+		int err = kmsg__ring_window(it->log, &w);
+
+		if (err)
+			return err;
+		best = bisect(it->log, w.head, w.end, by_time, want_seq, want_ns, &best_seq);
+		if (best == w.end)
+			best_seq = w.end_seq;
+		atomic_thread_fence(memory_order_acquire);
+		if (kmsg__ring_window(it->log, &now) == 0 && now.head <= best) {
+			uint64_t first = w.end;
+			struct rec_hdr hd;
+			/* What is missing before the oldest record was evicted;
+			 * at the end of records that remain, it was cut. */
+			if (expect < best_seq && best < w.end)
+				find_record(it->log, w.head, best + 1, &first, &hd);
+			place_at(it, best, best_seq, expect,
+				 best < w.end ? first == best : w.head == w.end);
+			return 0;
+		}
+	}
+	/* Overtaken at every try: start at head, knowing nothing. */
+	{
+		struct window w;
+		int err = kmsg__ring_window(it->log, &w);
+		if (err)
+			return err;
+		place_at(it, w.head, 0, 0, 0);
+		it->expect_known = 0;
+		it->overtaken = 0;
+	}
+	return 0;
+}
+
+int kmsg__ring_oldest(const struct kmsg_log *log, uint64_t *pos, uint64_t *seq)
+{
+	for (int attempt = 0; attempt < 16; attempt++) {
+		struct window w, now;
+		uint64_t at;
+		struct rec_hdr hd;
+		int err = kmsg__ring_window(log, &w);
+
+		if (err)
+			return err;
+		if (!find_record(log, w.head, w.end, &at, &hd)) {
+			at = w.end;
+			hd.seq = w.end_seq;
+		}
+		/* not overtaken while looking (pairs with H1) */
+		atomic_thread_fence(memory_order_acquire);
+		if (kmsg__ring_window(log, &now) == 0 && now.head <= at) {
+			*pos = at;
+			*seq = hd.seq;
+			return 0;
+		}
+	}
+	return 1;
+}
+
+int kmsg__iter_seek(struct kmsg_iter *it, enum kmsg_whence whence)
+{
+	uint64_t seq, clear;
+	struct window w;
+	int err;
+
+	switch (whence) {
+	case KMSG_SEEK_OLDEST: {
+		uint64_t at;
+		err = kmsg__ring_oldest(it->log, &at, &seq);
+		if (err == 1)
+			return seek_by(it, 0, 0, 0, UINT64_MAX);
+		if (err)
+			return err;
+		place_at(it, at, seq, seq, 0);
+		return 0;
+	}
+	case KMSG_SEEK_END:
+		err = kmsg__ring_window(it->log, &w);
+		if (err)
+			return err;
+		place_at(it, w.end, w.end_seq, w.end_seq, 0);
+		return 0;
+	case KMSG_SEEK_CLEARED:
+		/* Records evicted before the seek are not this reader's. */
+		clear = it->log->version == KMSG_FORMAT_V1
+			? atomic_load_explicit(&it->log->dyn1->clear_seq, memory_order_acquire)
+			: atomic_load_explicit(&it->log->aux->clear_seq, memory_order_acquire);
+		return seek_by(it, 0, clear, 0, UINT64_MAX);
+	default:
+		return KMSG_EINVAL;
+	}
+}
+
+int kmsg__iter_seek_seq(struct kmsg_iter *it, uint64_t seq)
+{
+	return seek_by(it, 0, seq, 0, seq);
+}
+
+int kmsg__iter_seek_time(struct kmsg_iter *it, int64_t real_ns)
+{
+	return seek_by(it, 1, 0, real_ns, UINT64_MAX);
+}
