@@ -22,7 +22,7 @@
  */
 #define WALL_REFRESH_NS 1000000
 
-static __thread int64_t wall_offset, wall_until;
+static KMSG_TLS int64_t wall_offset, wall_until;
 
 static void now_times(int64_t *real_ns, int64_t *boot_ns)
 {
@@ -46,38 +46,11 @@ static void sync_range(const void *addr, size_t len)
 	msync((void *)a, len + ((uintptr_t)addr - a), MS_SYNC);
 }
 
-/*
- * W6: the text, fields and padding after the header at dst, summed into
- * the checksum (crc, so far over the header's bytes 24..63) as they are
- * copied; returns the finished checksum.
- */
-static uint32_t copy_payload(unsigned char *dst, uint32_t crc, const struct kmsg_entry *e,
-			     size_t fields_len, size_t len, uint64_t seq, uint64_t pos)
-{
-	unsigned char *p = dst + REC_HDR;
-	size_t pad = len - (REC_HDR + e->text_len + fields_len);
-
-	if (e->text_len)
-		crc = kmsg__crc32c_copy(crc, p, e->text, e->text_len);
-	p += e->text_len;
-	if (fields_len) {
-		kmsg__fields_put(p, e);
-		crc = kmsg__crc32c_extend(crc, p, fields_len);
-		p += fields_len;
-	}
-	if (pad) {
-		static const unsigned char zeros[REC_ALIGN];
-		crc = kmsg__crc32c_copy(crc, p, zeros, pad);
-	}
-	return kmsg__rec_crc_finish(crc, seq, pos, (uint32_t)len);
-}
-
 int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_entry *e)
 {
-	struct rec_hdr h;
 	size_t fields_len = 0;
-	uint64_t len, rpos, seq, word56;
-	uint32_t body_crc;
+	uint64_t len, rpos = 0, seq = 0, head[5];
+	int64_t real_ns, boot_ns;
 	int err;
 
 	/* W1 */
@@ -92,8 +65,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 		return KMSG_EPRIO;
 	if (e->text_len > log->max_text)
 		return KMSG_ETOOLONG;
-	err = kmsg__fields_check(&fields_len, e);
-	if (err)
+	if (e->nfields && (err = kmsg__fields_check(&fields_len, e)) != 0)
 		return err;
 	len = rec_size(e->text_len, fields_len);
 	if (len > log->max_rec)
@@ -101,43 +73,40 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 	err = kmsg__writer_ready(log);
 	if (err)
 		return err;
-
-	memset(&h, 0, sizeof(h));
-	h.len = (uint32_t)len;
 	if (e->flags & KMSG_TIMES) {
-		h.real_ns = e->real_ns;
-		h.boot_ns = e->boot_ns;
+		real_ns = e->real_ns;
+		boot_ns = e->boot_ns;
 	} else {
-		now_times(&h.real_ns, &h.boot_ns);
+		now_times(&real_ns, &boot_ns);
 	}
-	h.boot_id = log->boot_id;
-	h.pid = e->pid ? e->pid : log->pid;
-	h.caller = e->caller ? e->caller : kmsg__tid();
-	h.text_len = (uint16_t)e->text_len;
-	h.fields_len = (uint16_t)fields_len;
-	h.prio = (uint8_t)(e->facility << 3 | e->level);
-	h.flags = (e->flags & KMSG_FRAGMENT ? REC_FRAGMENT : 0) |
-		  (e->flags & KMSG_BEGIN ? REC_BEGIN : 0);
-	h.owner = (uint8_t)log->owner;
 	if (atomic_load_explicit(&log->aux->boot_id, memory_order_acquire) != log->boot_id) {
 		err = kmsg__ring_enter_boot(log);
 		if (err)
 			return err;
 	}
 
+	/* The header's bytes 24..63 (layout.h), in whole words: a wide load
+	 * of a local copy just written in narrow parts would stall the
+	 * store buffer. */
+	head[0] = (uint64_t)real_ns;
+	head[1] = (uint64_t)boot_ns;
+	head[2] = log->boot_id;
+	head[3] = (uint64_t)(e->pid ? e->pid : log->pid) |
+		  (uint64_t)(e->caller ? e->caller : kmsg__tid()) << 32;
+	head[4] = (uint64_t)e->text_len | (uint64_t)fields_len << 16 |
+		  (uint64_t)(e->facility << 3 | e->level) << 32 |
+		  (uint64_t)((e->flags & KMSG_FRAGMENT ? REC_FRAGMENT : 0) |
+			     (e->flags & KMSG_BEGIN ? REC_BEGIN : 0)) << 40 |
+		  (uint64_t)(log->owner & 0xff) << 48;
+
 	/* W2-W7; a reservation given up by an evictor (its writer was
 	 * stopped for longer than the bound) is made again elsewhere, with
-	 * the record's own times: no record whose append succeeds is lost.
-	 * The header goes out in register-sized stores: a wide load of a
-	 * local copy just written in narrow parts stalls the store buffer. */
-	memcpy(&word56, (const unsigned char *)&h + 56, 8);
-	body_crc = kmsg__crc32c_extend(0, (const unsigned char *)&h + 24, 32);
+	 * the record's own times: no record whose append succeeds is lost. */
 	for (int attempt = 0;; attempt++) {
 		unsigned prev;
 		struct rec_hdr *blk;
 		unsigned char *dst;
-		uint64_t last;
-		uint32_t crc;
+		uint32_t lenword, crc;
 		int r;
 
 		/* Passed again and again: no writer stalls a bound's worth
@@ -149,11 +118,10 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 		if (r < 0)
 			return r;
 		dst = (unsigned char *)blk;
-		last = word56 | (uint64_t)(prev & 0xff) << 56;  /* prev_owner, byte 63 */
-		__atomic_store_n((uint64_t *)dst, len, __ATOMIC_RELAXED);  /* len, crc 0 */
+		lenword = (uint32_t)len | (prev & 0xff) << 24;  /* prev_owner */
+		__atomic_store_n((uint64_t *)dst, lenword, __ATOMIC_RELAXED);  /* crc 0 */
 		__atomic_store_n((uint64_t *)(dst + 8), seq, __ATOMIC_RELAXED);
-		memcpy(dst + 24, (const unsigned char *)&h + 24, 32);
-		__atomic_store_n((uint64_t *)(dst + 56), last, __ATOMIC_RELAXED);
+		memcpy(dst + 24, head, sizeof(head));
 		if (r == 1) {
 			/* Its pad was passed before it was marked: the record
 			 * place is let go of, marked so, for the quarantine. */
@@ -162,8 +130,19 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 		}
 		if (kmsg__ring_mark(log, blk, rpos))                               /* W5 */
 			continue;
-		crc = kmsg__crc32c_extend(body_crc, &last, 8);
-		crc = copy_payload(dst, crc, e, fields_len, len, seq, rpos);         /* W6 */
+		/* W6: the padding first, as one word the payload then partly
+		 * covers; then the payload; then the checksum, over the body
+		 * read back from the block (in the cache; summed here, its
+		 * arithmetic overlaps the wait for the payload's stores that
+		 * the commit's compare-and-swap makes anyway) */
+		if (len > REC_HDR)
+			__atomic_store_n((uint64_t *)(dst + len - 8), 0, __ATOMIC_RELAXED);
+		if (e->text_len)
+			memcpy(dst + REC_HDR, e->text, e->text_len);
+		if (fields_len)
+			kmsg__fields_put(dst + REC_HDR + e->text_len, e);
+		crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(dst, (uint32_t)len), seq, rpos,
+					   lenword);
 		__atomic_store_n(&blk->crc, crc, __ATOMIC_RELAXED);
 		if (kmsg__ring_commit(blk, rpos) == 0)                              /* W7 */
 			break;
@@ -174,7 +153,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 		sync_range(log->map, HDR_SIZE);
 	}
 	kmsg__wake_after_append(log, e->flags & KMSG_TIMES ? kmsg__clock_ns(CLOCK_BOOTTIME)
-							   : h.boot_ns);          /* W8 */
+							   : boot_ns);            /* W8 */
 	if (seq_out)
 		*seq_out = seq;
 	return 0;

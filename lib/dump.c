@@ -302,13 +302,13 @@ static int put_record(struct gz_out *g, const struct kmsg_record *rec, uint64_t 
 	h.prio = (uint8_t)(rec->facility << 3 | rec->level);
 	h.flags = rec->flags & KMSG_FRAGMENT ? REC_FRAGMENT : 0;
 	h.owner = REC_MAGIC & 0xff;      /* a record of the first format */
-	h.prev_owner = REC_MAGIC >> 8;
+	h.spare = REC_MAGIC >> 8;
 	memcpy(p, &h, REC_HDR);
 	memcpy(p + REC_HDR, rec->text, rec->text_len);
 	memcpy(p + REC_HDR + rec->text_len, rec->fields, rec->fields_len);
 	memset(p + REC_HDR + rec->text_len + rec->fields_len, 0,
 	       len - (REC_HDR + rec->text_len + rec->fields_len));
-	h.crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(p, len), h.seq, pos, len);
+	h.crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(p, len), h.seq, pos, rec_lenword(&h));
 	memcpy(p + 4, &h.crc, sizeof(h.crc));
 	g->in_len += len;
 	return 0;
@@ -695,7 +695,7 @@ static int trim_tail(int fd, uint64_t size)
 			continue;
 		}
 		memcpy(&r, data + phys, REC_HDR);
-		if ((r.owner | (unsigned)r.prev_owner << 8) != REC_MAGIC || r.tag != pos || r.len < REC_HDR ||
+		if ((r.owner | (unsigned)r.spare << 8) != REC_MAGIC || r.tag != pos || r.len < REC_HDR ||
 		    r.len % REC_ALIGN || r.len > D - phys || r.len > tail - pos)
 			break;
 		pos += r.len;
@@ -1055,7 +1055,7 @@ int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t hea
 	/* A pad or zeros where the first record would be: none was copied. */
 	if (kmsg__rec_check_at(&fake, hd, phys, rec, &rh) && !(rh.flags & REC_PAD))
 		st->first_seq = rh.seq;
-	else if ((rh.owner | (unsigned)rh.prev_owner << 8) == REC_MAGIC && !(rh.flags & REC_PAD))
+	else if ((rh.owner | (unsigned)rh.spare << 8) == REC_MAGIC && !(rh.flags & REC_PAD))
 		err = KMSG_ECORRUPT;
 	if (err)
 		goto out;

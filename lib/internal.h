@@ -31,6 +31,15 @@
 
 struct flock;
 
+/*
+ * Thread-local variables of the library: initial-exec, so that the write
+ * path reaches them in one instruction, not a call to __tls_get_addr (a
+ * position-independent library's default costs more than the rest of the
+ * lookup they save).  They are few and small, well within the static TLS
+ * space a library loaded with dlopen() may use.
+ */
+#define KMSG_TLS __thread __attribute__((tls_model("initial-exec")))
+
 /* How long a block may stay unfinished before writers take its writer
  * for stopped (ring.c, STALLED WRITERS): writers then make it a hole, and
  * its writer, if it comes back, appends again. */
@@ -87,8 +96,15 @@ struct kmsg_log {
 /* ---- os.c --------------------------------------------------------------- */
 
 int64_t kmsg__clock_ns(int clock);
-uint32_t kmsg__tid(void);               /* gettid(), cached per thread */
+extern KMSG_TLS uint32_t kmsg__tid_cache;
+uint32_t kmsg__tid_slow(void);
 void kmsg__tid_forget(void);            /* for a fork child */
+
+/* gettid(), cached per thread */
+static inline uint32_t kmsg__tid(void)
+{
+	return kmsg__tid_cache ? kmsg__tid_cache : kmsg__tid_slow();
+}
 uint64_t kmsg__read_boot_id(void);
 uint64_t kmsg__random64(void);
 int kmsg__fd_off_stdio(int fd);         /* never a log on fd 0, 1 or 2 */
@@ -96,6 +112,26 @@ int kmsg__fd_off_stdio(int fd);         /* never a log on fd 0, 1 or 2 */
 int kmsg__ofd_lock(int fd, int cmd, short type, uint64_t off, uint64_t len,
 		   struct flock *out);
 void kmsg__cpu_relax(void);
+
+/*
+ * Fetches the cache line at p for writing: in the exclusive state, where
+ * a plain prefetch or load would bring it shared, and the store or
+ * compare-and-swap that follows would then take a second trip between
+ * cores to own it.  PREFETCHW where the CPU has it (os.c checks once).
+ */
+extern int kmsg__have_prefetchw;
+static inline void kmsg__prefetchw(const void *p)
+{
+#if defined(__x86_64__)
+	if (kmsg__have_prefetchw)
+		__asm__ __volatile__("prefetchw %0" : : "m"(*(const char *)p));
+	else
+		__builtin_prefetch(p, 1);
+#else
+	__builtin_prefetch(p, 1);
+#endif
+}
+void kmsg__cpu_init(void);              /* sets kmsg__have_prefetchw */
 /* Sleeps ns (at most a second), for the bounded waits. */
 void kmsg__nap(int64_t ns);
 
@@ -141,12 +177,14 @@ static inline int kmsg__cas128(void *p, uint64_t *lo, uint64_t *hi, uint64_t nlo
 
 /*
  * The checksum of a block: crc32c over bytes 24 up to the end of the
- * padded payload (times, identity, lengths, owners, text, fields, zero
+ * padded payload (times, identity, lengths, owner, text, fields, zero
  * padding; for a pad, the header only), then over seq, the position and
- * len as three little-endian 64-bit words.  The same in both formats.
+ * the first word (length and prev_owner) as three little-endian 64-bit
+ * words.  The same in both formats (a format-1 record's prev_owner is 0).
+ * All but the last three words is known before a writer reserves.
  */
 uint32_t kmsg__rec_crc_body(const void *rec, uint32_t end);
-uint32_t kmsg__rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t len);
+uint32_t kmsg__rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t lenword);
 /* kmsg__rec_crc_body of a block being copied: its header is already at
  * dst, the rest up to end is copied from src as it is summed. */
 uint32_t kmsg__rec_crc_copy_body(unsigned char *dst, const unsigned char *src, uint32_t end);
@@ -157,6 +195,9 @@ uint32_t kmsg__rec_crc_copy_body(unsigned char *dst, const unsigned char *src, u
  */
 uint64_t kmsg__rec_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
 			     const unsigned char *p);
+/* The same for a header already copied out of the mapping. */
+uint64_t kmsg__rec_header_ok(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
+			     const struct rec_hdr *h);
 /*
  * Checks the committed block at pos whose bytes (in the mapping or a
  * copy) are at p: its length if whole and valid, 0 otherwise.  The
@@ -201,8 +242,17 @@ int kmsg__file_read_static(int fd, struct kmsg_static *h, uint64_t *size);
 
 /* Gives the handle an owner id and the lock that says it lives. */
 int kmsg__writer_register(struct kmsg_log *log);
+extern _Atomic unsigned kmsg__fork_gen;
+int kmsg__writer_ready_slow(struct kmsg_log *log);
+
 /* 0 once the handle is registered in this process (FORK in writer.c). */
-int kmsg__writer_ready(struct kmsg_log *log);
+static inline int kmsg__writer_ready(struct kmsg_log *log)
+{
+	if (atomic_load_explicit(&log->fork_gen, memory_order_acquire) ==
+	    atomic_load_explicit(&kmsg__fork_gen, memory_order_relaxed))
+		return 0;
+	return kmsg__writer_ready_slow(log);
+}
 /* 1 if the writer with this owner id may be alive in boot, 0 if not. */
 int kmsg__writer_alive(const struct kmsg_log *log, unsigned owner, uint64_t boot);
 /* Puts an opened handle on the list the fork handler walks, or off it. */
@@ -224,22 +274,126 @@ struct window {
 };
 int kmsg__ring_window(const struct kmsg_log *log, struct window *w);
 /*
+ * pos % data_size.  That is a 64-bit division, dearer than the rest of a
+ * block's checks; positions move forward through a lap, so a remembered
+ * offset plus the distance is the answer until the lap ends.  Per thread.
+ */
+struct kmsg__phys_cache { uint64_t d, at, off; };
+extern KMSG_TLS struct kmsg__phys_cache kmsg__phys_cache;
+
+static inline uint64_t kmsg__ring_phys(const struct kmsg_log *log, uint64_t pos)
+{
+	struct kmsg__phys_cache *c = &kmsg__phys_cache;
+
+	if (c->d == log->data_size && pos >= c->at && pos - c->at < c->d - c->off)
+		return c->off + (pos - c->at);
+	c->d = log->data_size;
+	c->at = pos;
+	c->off = pos % log->data_size;
+	return c->off;
+}
+/* resv_seq: the number (less first_seq) and the newest reserver's owner. */
+static inline uint64_t rs_seq(const struct kmsg_log *log, uint64_t w)
+{
+	return log->first_seq + (w >> RESV_OWNER_BITS);
+}
+
+static inline unsigned rs_owner(uint64_t w)
+{
+	return (unsigned)(w & ((1u << RESV_OWNER_BITS) - 1));
+}
+
+static inline uint64_t rs_make(const struct kmsg_log *log, uint64_t seq, unsigned owner)
+{
+	return (seq - log->first_seq) << RESV_OWNER_BITS | owner;
+}
+
+/* The general reservation (ring.c, W2-W4, and the pad's W5). */
+int kmsg__ring_reserve_slow(struct kmsg_log *log, uint64_t len, struct rec_hdr **blk,
+			    uint64_t *rpos, uint64_t *seq, unsigned *prev_owner);
+
+/*
  * A reservation of len bytes for one record: on success the record goes
  * at *rpos (its header at *blk) with number *seq, and the pad before it,
  * if any, is written.  The caller writes the record (kmsg__ring_mark,
  * then commit).  Returns 0, KMSG_ESEQ, KMSG_EBUSY, or 1 if the
  * reservation was passed before it was marked (start again).
+ *
+ * Inline here is the common case only: room before the end of the lap,
+ * no quarantined stretch anywhere, no eviction due; W2-W4 as ring.c
+ * has them, in a few instructions.  Everything else is the slow path's.
  */
-int kmsg__ring_reserve(struct kmsg_log *log, uint64_t len, struct rec_hdr **blk,
-		       uint64_t *rpos, uint64_t *seq, unsigned *prev_owner);
+static inline int kmsg__ring_reserve(struct kmsg_log *log, uint64_t len, struct rec_hdr **blk,
+				     uint64_t *rpos, uint64_t *seq, unsigned *prev_owner)
+{
+	const uint64_t D = log->data_size;
+	uint64_t pos, sw, phys, end;
+	unsigned char *at;
+
+	/* the reservation's line, owned before it is read: the
+	 * compare-and-swap then finds it here (one trip between cores) */
+	kmsg__prefetchw(&log->dyn->resv_pos);
+	pos = atomic_load_explicit(&log->dyn->resv_pos, memory_order_acquire);      /* A2 */
+	sw = atomic_load_explicit(&log->dyn->resv_seq, memory_order_acquire);
+	/* A compare-and-swap that fails hands back the words as they are,
+	 * with their line owned here: another writer won, try right after
+	 * it.  Anything but the common case is the slow path's. */
+	for (int tries = 0; tries < 4; tries++) {
+		phys = kmsg__ring_phys(log, pos);
+		end = pos + len;
+		at = log->data + phys;
+		if (D - phys < len || (sw >> RESV_OWNER_BITS) >= RESV_SEQ_MAX - 1 ||
+		    pos >= POS_LIMIT - 2 * D ||
+		    (end + REC_HDR > D &&
+		     end + REC_HDR - D > atomic_load_explicit(&log->dyn->head, memory_order_acquire)) ||
+		    atomic_load_explicit(&log->aux->qactive, memory_order_acquire))      /* Q2 */
+			break;
+		if (kmsg__cas128(&log->dyn->resv_pos, &pos, &sw, end,
+				 rs_make(log, rs_seq(log, sw) + 1, log->owner))) {          /* A1 */
+			/* the record's first line, fetched while its header is
+			 * put together: the stores to it, and the locked
+			 * instructions after those, then do not wait as long */
+			kmsg__prefetchw(at);
+			*blk = (struct rec_hdr *)at;
+			*rpos = pos;
+			*seq = rs_seq(log, sw);
+			*prev_owner = rs_owner(sw);
+			return 0;
+		}
+	}
+	return kmsg__ring_reserve_slow(log, len, blk, rpos, seq, prev_owner);
+}
+/* The slow half of kmsg__ring_mark(). */
+void kmsg__ring_release_passed(struct rec_hdr *blk, uint64_t rpos);
+
 /*
- * Publishes the header at blk (position rpos) as the reservation's mark
- * (RESERVED) and checks that no evictor passed it unmarked: 0, or 1 if
- * one did (the block is released; start again).
+ * W5 (ring.c): publishes the header at blk (position rpos) as the
+ * reservation's mark (RESERVED) and checks that no evictor passed it
+ * unmarked: 0, or 1 if one did (the block is released; start again).
+ * Inline, with W7, for the write path: a call costs as much as a check.
  */
-int kmsg__ring_mark(struct kmsg_log *log, struct rec_hdr *blk, uint64_t rpos);
-/* The commit: 0, or 1 if an evictor gave the block up (start again). */
-int kmsg__ring_commit(struct rec_hdr *blk, uint64_t rpos);
+static inline int kmsg__ring_mark(const struct kmsg_log *log, struct rec_hdr *b, uint64_t rpos)
+{
+	__atomic_exchange_n(&b->tag, rpos | ST_RESERVED, __ATOMIC_SEQ_CST);        /* M1 */
+	if (atomic_load_explicit(&log->aux->pass_to, memory_order_seq_cst) <= rpos) /* M2 */
+		return 0;
+	kmsg__ring_release_passed(b, rpos);
+	return 1;
+}
+
+/* W7: the commit: 0, or 1 if an evictor gave the block up (start again). */
+static inline int kmsg__ring_commit(struct rec_hdr *b, uint64_t rpos)
+{
+	uint64_t want = rpos | ST_RESERVED;
+
+	if (__atomic_compare_exchange_n(&b->tag, &want, rpos, 0,
+					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))               /* C1 */
+		return 0;
+	/* An evictor made it a HOLE (C2): this is the writer's last store to
+	 * it, after which its quarantine may be lifted. */
+	__atomic_store_n(&b->tag, rpos | ST_RELEASED, __ATOMIC_RELEASE);
+	return 1;
+}
 /* Brings the dynamic state into this boot: a no-op once it is. */
 int kmsg__ring_enter_boot(struct kmsg_log *log);
 /*
@@ -266,8 +420,6 @@ int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct
  * so that its writer's commit fails and it appends again; head stays.
  */
 void kmsg__ring_give_up(struct kmsg_log *log, uint64_t pos, uint64_t seq);
-/* pos % data_size, remembered per thread for the common case. */
-uint64_t kmsg__ring_phys(const struct kmsg_log *log, uint64_t pos);
 /* Head alone (acquire), as a reader's check after a copy needs it [H2]. */
 uint64_t kmsg__ring_head(const struct kmsg_log *log);
 
@@ -296,8 +448,22 @@ int kmsg__reader_overtaken(const struct kmsg_reader *r);
 
 _Atomic uint32_t *kmsg__wake_word(const struct kmsg_log *log);
 _Atomic uint32_t *kmsg__wake_deferrals(const struct kmsg_log *log);
-/* After an append: wakes followers if any exist (WAKING in wake.c). */
-void kmsg__wake_after_append(struct kmsg_log *log, int64_t now_boot_ns);
+void kmsg__wake_slow(struct kmsg_log *log, int64_t now_boot_ns);
+
+/*
+ * W8, after an append: wakes followers if any exist (wake.c, WAKING
+ * FOLLOWERS).  Inline, the common case: nobody follows, and the next
+ * look for followers is not due.
+ */
+static inline void kmsg__wake_after_append(struct kmsg_log *log, int64_t now)
+{
+	int64_t next = atomic_load_explicit(&log->next_probe_ns, memory_order_relaxed);
+
+	if (now < next && now >= next - FOLLOWER_PROBE_NS &&
+	    !atomic_load_explicit(&log->followers, memory_order_relaxed))
+		return;
+	kmsg__wake_slow(log, now);
+}
 int kmsg__wake_register_follower(struct kmsg_log *log);
 
 /* ---- iter.c: reading one record at a time -------------------------------- */

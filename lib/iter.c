@@ -207,7 +207,7 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 				continue;
 			}
 		}
-		if (!len || kmsg__rec_crc_finish(crc, hd.seq, pos, hd.len) != hd.crc) { /* R3 */
+		if (!len || kmsg__rec_crc_finish(crc, hd.seq, pos, rec_lenword(&hd)) != hd.crc) { /* R3 */
 			damaged_at(it, pos, w.head, w.end);
 			continue;
 		}

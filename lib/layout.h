@@ -200,8 +200,9 @@ struct kmsg_hdr_v1 {
 #define ST_MASK      7u
 
 struct rec_hdr {
-	uint32_t len;        /*  0 whole block, a multiple of 8 */
-	uint32_t crc;        /*  4 see kmsg__rec_crc() */
+	uint32_t len : 24;   /*  0 whole block, a multiple of 8 */
+	uint32_t prev_owner : 8; /* 3 the writer of the block before it (format 1: 0) */
+	uint32_t crc;        /*  4 see kmsg__rec_crc_body() */
 	uint64_t seq;        /*  8 */
 	uint64_t tag;        /* 16 position | state: the commit word */
 	int64_t real_ns;     /* 24 */
@@ -214,9 +215,25 @@ struct rec_hdr {
 	uint8_t prio;        /* 60 facility << 3 | level */
 	uint8_t flags;       /* 61 */
 	uint8_t owner;       /* 62 the writer that reserved it (format 1: magic) */
-	uint8_t prev_owner;  /* 63 the writer of the block before it */
+	uint8_t spare;       /* 63 0 (format 1: the magic's other byte) */
 };
 _Static_assert(sizeof(struct rec_hdr) == REC_HDR, "record layout");
+
+/* A block is shorter than this: its length shares a word with prev_owner. */
+#define REC_LEN_MAX ((UINT32_C(1) << 24) - REC_ALIGN)
+
+/*
+ * A block's first word: its length and prev_owner.  The checksum covers it
+ * whole; prev_owner is known only once the block is reserved, and the
+ * checksum's last words come after that anyway (kmsg__rec_crc_finish()).
+ */
+static inline uint32_t rec_lenword(const struct rec_hdr *h)
+{
+	uint32_t w;
+
+	__builtin_memcpy(&w, h, sizeof(w));
+	return w;
+}
 
 /* Owner ids of writers (writer.c). */
 #define OWNER_NONE    0u    /* nobody: the block's writer cannot be alive */

@@ -9,15 +9,20 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
 static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 {
 	struct kmsg_log *log = calloc(1, sizeof(*log));
 	int r, repair;
+
+	pthread_once(&cpu_once, kmsg__cpu_init);
 
 	if (!log)
 		return -ENOMEM;

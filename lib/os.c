@@ -20,18 +20,17 @@ int64_t kmsg__clock_ns(int clock)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static __thread uint32_t tid_cache;  /* gettid() is a system call */
+KMSG_TLS uint32_t kmsg__tid_cache;  /* gettid() is a system call */
 
-uint32_t kmsg__tid(void)
+uint32_t kmsg__tid_slow(void)
 {
-	if (!tid_cache)
-		tid_cache = (uint32_t)gettid();
-	return tid_cache;
+	kmsg__tid_cache = (uint32_t)gettid();
+	return kmsg__tid_cache;
 }
 
 void kmsg__tid_forget(void)
 {
-	tid_cache = 0;
+	kmsg__tid_cache = 0;
 }
 
 /* The first 8 bytes of this boot's random id, 0 if the kernel has none. */
@@ -100,6 +99,22 @@ int kmsg__ofd_lock(int fd, int cmd, short type, uint64_t off, uint64_t len, stru
 	if (out)
 		*out = fl;
 	return 0;
+}
+
+int kmsg__have_prefetchw;
+
+void kmsg__cpu_init(void)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+
+	/* CPUID 0x80000001: ECX bit 8, PREFETCHW (3DNowPrefetch) */
+	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
+	if (a >= 0x80000001u) {
+		__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000001u), "c"(0));
+		kmsg__have_prefetchw = (c >> 8) & 1;
+	}
+#endif
 }
 
 void kmsg__cpu_relax(void)

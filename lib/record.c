@@ -18,9 +18,9 @@ uint32_t kmsg__rec_crc_copy_body(unsigned char *dst, const unsigned char *src, u
 	return kmsg__crc32c_copy(c, dst + REC_HDR, src + REC_HDR, end - REC_HDR);
 }
 
-uint32_t kmsg__rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t len)
+uint32_t kmsg__rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t lenword)
 {
-	uint64_t tail[3] = { seq, pos, len };
+	uint64_t tail[3] = { seq, pos, lenword };
 	return kmsg__crc32c_extend(body_crc, tail, sizeof(tail));
 }
 
@@ -34,30 +34,37 @@ uint64_t kmsg__rec_header_at(const struct kmsg_log *log, uint64_t pos, uint64_t 
 			     const unsigned char *p)
 {
 	struct rec_hdr h;
+
+	memcpy(&h, p, REC_HDR);
+	return kmsg__rec_header_ok(log, pos, phys, &h);
+}
+
+uint64_t kmsg__rec_header_ok(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
+			     const struct rec_hdr *h)
+{
 	uint64_t room = log->data_size - phys;
 
 	if (room < REC_HDR)
 		return 0;
-	memcpy(&h, p, REC_HDR);
-	if (h.tag != pos || h.len % REC_ALIGN || h.len < REC_HDR ||
-	    (h.flags & ~REC_FLAGS_KNOWN))
+	if (h->tag != pos || h->len % REC_ALIGN || h->len < REC_HDR ||
+	    (h->flags & ~REC_FLAGS_KNOWN))
 		return 0;
 	if (log->version == KMSG_FORMAT_V1 &&
-	    (h.owner | (unsigned)h.prev_owner << 8) != REC_MAGIC)
+	    ((h->owner | (unsigned)h->spare << 8) != REC_MAGIC || h->prev_owner))
 		return 0;
-	if (h.flags & REC_PAD) {
-		if (h.text_len || h.fields_len)
+	if (h->flags & REC_PAD) {
+		if (h->text_len || h->fields_len)
 			return 0;
-		if (log->version == KMSG_FORMAT_V1 ? h.len != room : h.len > log->data_size)
+		if (log->version == KMSG_FORMAT_V1 ? h->len != room : h->len > log->data_size)
 			return 0;
 	} else {
-		if (h.len > room || h.len > log->max_rec || h.text_len > log->max_text ||
-		    h.fields_len > KMSG_MAX_FIELDS_BYTES ||
-		    rec_size(h.text_len, h.fields_len) != h.len ||
-		    (h.prio >> 3) >= KMSG_NFACILITIES)
+		if (h->len > room || h->len > log->max_rec || h->text_len > log->max_text ||
+		    h->fields_len > KMSG_MAX_FIELDS_BYTES ||
+		    rec_size(h->text_len, h->fields_len) != h->len ||
+		    (h->prio >> 3) >= KMSG_NFACILITIES)
 			return 0;
 	}
-	return h.len;
+	return h->len;
 }
 
 uint64_t kmsg__rec_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t phys,
@@ -70,12 +77,12 @@ uint64_t kmsg__rec_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t p
 	 * mapping, where a writer (or a hostile one) can change the
 	 * lengths between two reads. */
 	memcpy(&h, p, REC_HDR);
-	len = kmsg__rec_header_at(log, pos, phys, (const unsigned char *)&h);
+	len = kmsg__rec_header_ok(log, pos, phys, &h);
 	if (!len)
 		return 0;
 	/* A pad's checksum covers its header alone (its lengths are 0). */
 	if (kmsg__rec_crc_finish(kmsg__rec_crc_body(p, (uint32_t)rec_size(h.text_len, h.fields_len)),
-				 h.seq, pos, h.len) != h.crc)
+				 h.seq, pos, rec_lenword(&h)) != h.crc)
 		return 0;
 	if (hd)
 		*hd = h;
@@ -97,8 +104,10 @@ void kmsg__rec_pad(struct rec_hdr *pad, uint64_t pos, uint64_t seq, uint32_t len
 	pad->tag = pos;
 	pad->flags = REC_PAD;
 	pad->owner = (uint8_t)(v1 ? REC_MAGIC & 0xff : owner);
-	pad->prev_owner = (uint8_t)(v1 ? REC_MAGIC >> 8 : prev_owner);
-	pad->crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(pad, REC_HDR), seq, pos, len);
+	pad->spare = (uint8_t)(v1 ? REC_MAGIC >> 8 : 0);
+	pad->prev_owner = v1 ? 0 : prev_owner & 0xff;
+	pad->crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(pad, REC_HDR), seq, pos,
+					rec_lenword(pad));
 }
 
 uint32_t kmsg__hdr_crc(const void *hdr)

@@ -193,35 +193,8 @@
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static __thread uint64_t phys_d, phys_at, phys_off;
-
-uint64_t kmsg__ring_phys(const struct kmsg_log *log, uint64_t pos)
-{
-	/* pos % D is a 64-bit division, dearer than the rest of a block's
-	 * checks; positions move forward through a lap, so a remembered
-	 * offset plus the distance is the answer until the lap ends. */
-	if (phys_d == log->data_size && pos >= phys_at && pos - phys_at < phys_d - phys_off)
-		return phys_off + (pos - phys_at);
-	phys_d = log->data_size;
-	phys_at = pos;
-	phys_off = pos % log->data_size;
-	return phys_off;
-}
-
-static inline uint64_t rs_seq(const struct kmsg_log *log, uint64_t w)
-{
-	return log->first_seq + (w >> RESV_OWNER_BITS);
-}
-
-static inline unsigned rs_owner(uint64_t w)
-{
-	return (unsigned)(w & ((1u << RESV_OWNER_BITS) - 1));
-}
-
-static inline uint64_t rs_make(const struct kmsg_log *log, uint64_t seq, unsigned owner)
-{
-	return (seq - log->first_seq) << RESV_OWNER_BITS | owner;
-}
+/* The remembered offset of kmsg__ring_phys() (internal.h), per thread. */
+KMSG_TLS struct kmsg__phys_cache kmsg__phys_cache;
 
 /*
  * A pair of words a 16-byte compare-and-swap changes together, as one
@@ -370,7 +343,7 @@ static int tag_damaged(const struct kmsg_log *log, uint64_t pos, uint64_t phys)
 	h.tag = pos;
 	len = kmsg__rec_header_at(log, pos, phys, (const unsigned char *)&h);
 	return len && !(h.flags & REC_PAD) && kmsg__rec_crc_finish(kmsg__rec_crc_body(log->data + phys,
-			(uint32_t)rec_size(h.text_len, h.fields_len)), h.seq, pos, h.len) == h.crc;
+			(uint32_t)rec_size(h.text_len, h.fields_len)), h.seq, pos, rec_lenword(&h)) == h.crc;
 }
 
 /*
@@ -647,7 +620,7 @@ static int place(struct kmsg_log *log, struct qlist *ql, uint64_t pos,
 		/* no room in a lap from the start: quarantined stretches
 		 * (stopped writers' blocks) take the rest */
 		if (guard > 2 * NQUAR + 4 || r + len - pl->start > D - REC_HDR ||
-		    r - pl->start > UINT32_MAX - REC_ALIGN)
+		    r - pl->start > REC_LEN_MAX)
 			return KMSG_EBUSY;
 		if (room < len) {
 			r += room;  /* the pad covers the end of the lap */
@@ -696,6 +669,8 @@ static int raise_pass_to(struct kmsg_log *log, uint64_t to)
 
 struct walk {
 	int force;              /* pass an unfinished block without waiting */
+	uint64_t need, ahead;   /* pass all before need, and committed blocks
+	                           that end by ahead (evict()) */
 	uint64_t h, hseq;       /* head when the walk began */
 	uint64_t p, seq;        /* the block it is at, and its number */
 	uint64_t evicted, holes, damaged;
@@ -703,7 +678,7 @@ struct walk {
 	uint64_t wait_pos;
 };
 
-enum { STEP_ON, STEP_WAIT, STEP_AGAIN };
+enum { STEP_ON, STEP_WAIT, STEP_AGAIN, STEP_STOP };
 
 /* The head is where the walk began: no other evictor has moved it. */
 static int head_still(const struct kmsg_log *log, const struct walk *k)
@@ -775,11 +750,40 @@ static int walk_step(struct kmsg_log *log, struct walk *k, const struct window *
 	struct rec_hdr hd;
 	unsigned st = tag_state(tag);
 
+	if (k->p >= k->need && (tag != k->p || k->p >= k->ahead))
+		return STEP_STOP;  /* ahead of need: committed blocks only */
+	if (tag == k->p) {
+		/* The common case, a committed block: its length, flags and
+		 * number, each loaded once (after the tag: acquire), are all
+		 * the walk needs; a length no writer stores is damage,
+		 * below. */
+		const struct rec_hdr *b = ring_block(log, phys);
+		uint64_t len = __atomic_load_n((const uint32_t *)b, __ATOMIC_RELAXED) & 0xffffff;
+		uint64_t seq = __atomic_load_n(&b->seq, __ATOMIC_RELAXED);
+		unsigned flags = __atomic_load_n(&b->flags, __ATOMIC_RELAXED);
+
+		if (len >= REC_HDR && len % REC_ALIGN == 0 && k->p + len <= w->end &&
+		    !(flags & ~REC_FLAGS_KNOWN) &&
+		    (flags & REC_PAD ? len <= D : len <= D - phys && len <= log->max_rec)) {
+			if (k->p >= k->need && k->p + len > k->ahead)
+				return STEP_STOP;
+			if (flags & REC_PAD) {
+				k->seq = seq;
+			} else {
+				k->evicted++;
+				k->seq = seq + 1;
+			}
+			k->p += len;
+			return STEP_ON;
+		}
+	}
 	if (tag_pos(tag) == k->p && st <= ST_RELEASED) {
 		memcpy(&hd, log->data + phys, REC_HDR);
 		blen = hd.len;
 		if (st == ST_COMMITTED) {
-			blen = kmsg__rec_header_at(log, k->p, phys, (const unsigned char *)&hd);
+			blen = kmsg__rec_header_ok(log, k->p, phys, &hd);
+			if (k->p >= k->need && (!blen || k->p + blen > k->ahead))
+				return STEP_STOP;
 			if (blen && k->p + blen <= w->end) {
 				if (hd.flags & REC_PAD) {
 					k->seq = hd.seq;
@@ -859,6 +863,7 @@ static int walk_step(struct kmsg_log *log, struct walk *k, const struct window *
  */
 static void evict(struct kmsg_log *log, uint64_t need, uint64_t ahead)
 {
+	const uint64_t D = log->data_size;
 	struct walk k = { 0 };
 
 	for (;;) {
@@ -879,22 +884,43 @@ static void evict(struct kmsg_log *log, uint64_t need, uint64_t ahead)
 		k.p = k.h;
 		k.seq = k.hseq;
 		k.evicted = k.holes = k.damaged = 0;
-		while (k.p < w.end) {
-			uint64_t n = ring_norm(log, k.p);
+		k.need = need;
+		k.ahead = ahead;
+		/* The walk follows each block's length to the next: in a ring
+		 * larger than the caches every header would be a miss, one
+		 * after the other.  Its lines are contiguous, so they are
+		 * asked for all at once (and the records written there soon
+		 * find them near). */
+		{
+			uint64_t from = kmsg__ring_phys(log, k.h);
+			uint64_t n = (ahead < w.end ? ahead : w.end) - k.h;
 
-			if (n != k.p) {
-				k.p = n;
+			if (n > 2 * log->batch + REC_HDR)
+				n = 2 * log->batch + REC_HDR;
+			for (uint64_t o = 0; o < n; o += 64)
+				__builtin_prefetch(log->data + (from + o < D ? from + o : from + o - D));
+		}
+		while (k.p < w.end) {
+			uint64_t phys = kmsg__ring_phys(log, k.p);
+			const struct rec_hdr *b = ring_block(log, phys);
+			uint64_t len;
+
+			if (D - phys < REC_HDR) {
+				k.p += D - phys;  /* the short remainder of a lap */
 				continue;
 			}
-			if (k.p >= need) {
-				/* ahead: only a committed block that ends by then */
-				uint64_t phys = kmsg__ring_phys(log, k.p), len;
-
-				if (k.p >= ahead || load_tag(log, phys) != k.p)
-					break;
-				len = kmsg__rec_header_at(log, k.p, phys, log->data + phys);
-				if (!len || k.p + len > ahead || k.p + len > w.end)
-					break;
+			/* A committed record, the common case, passed here;
+			 * anything else by walk_step(). */
+			if (load_tag(log, phys) == k.p &&
+			    !((len = __atomic_load_n((const uint32_t *)b, __ATOMIC_RELAXED) &
+				   0xffffff) % REC_ALIGN) &&
+			    len >= REC_HDR && len <= D - phys && len <= log->max_rec &&
+			    k.p + len <= (k.p < need ? w.end : ahead) &&
+			    __atomic_load_n(&b->flags, __ATOMIC_RELAXED) == 0) {
+				k.seq = __atomic_load_n(&b->seq, __ATOMIC_RELAXED) + 1;
+				k.evicted++;
+				k.p += len;
+				continue;
 			}
 			step = walk_step(log, &k, &w);
 			if (step != STEP_ON)
@@ -918,14 +944,14 @@ static void evict(struct kmsg_log *log, uint64_t need, uint64_t ahead)
 		}
 		if (step == STEP_WAIT)
 			kmsg__nap(20000);
-		else if (step == STEP_ON)
+		else if (step == STEP_ON || step == STEP_STOP)
 			return;  /* nothing to pass before resv */
 	}
 }
 
 void kmsg__ring_give_up(struct kmsg_log *log, uint64_t pos, uint64_t seq)
 {
-	struct walk k = { .force = 1, .p = pos, .seq = seq };
+	struct walk k = { .force = 1, .p = pos, .seq = seq, .need = UINT64_MAX };
 	struct window w;
 
 	if (!(log->flags & KMSG_OPEN_WRITE) || kmsg__ring_window(log, &w) < 0)
@@ -937,8 +963,8 @@ void kmsg__ring_give_up(struct kmsg_log *log, uint64_t pos, uint64_t seq)
 
 /* ---- the write path ------------------------------------------------------ */
 
-int kmsg__ring_reserve(struct kmsg_log *log, uint64_t len, struct rec_hdr **blk,
-		       uint64_t *rpos, uint64_t *seq, unsigned *prev_owner)
+int kmsg__ring_reserve_slow(struct kmsg_log *log, uint64_t len, struct rec_hdr **blk,
+			    uint64_t *rpos, uint64_t *seq, unsigned *prev_owner)
 {
 	const uint64_t D = log->data_size;
 	/* Two plain loads: a torn pair only makes the compare-and-swap fail
@@ -949,15 +975,6 @@ int kmsg__ring_reserve(struct kmsg_log *log, uint64_t len, struct rec_hdr **blk,
 	struct qlist ql;
 	int err;
 
-	/* Where the record most likely goes: its lines are fetched while
-	 * the reservation is made, so that the stores to them, and the
-	 * locked instructions after those, do not wait for memory. */
-	{
-		const unsigned char *at = log->data + kmsg__ring_phys(log, pos);
-		__builtin_prefetch(at, 1);
-		if (at + 64 < log->data + D)
-			__builtin_prefetch(at + 64, 1);
-	}
 	for (;;) {
 		uint64_t h, s = rs_seq(log, sw), lo, hi, need;
 		uint32_t gen;
@@ -1016,32 +1033,15 @@ int kmsg__ring_reserve(struct kmsg_log *log, uint64_t len, struct rec_hdr **blk,
 	return 0;
 }
 
-int kmsg__ring_mark(struct kmsg_log *log, struct rec_hdr *b, uint64_t rpos)
+void kmsg__ring_release_passed(struct rec_hdr *b, uint64_t rpos)
 {
 	uint64_t want = rpos | ST_RESERVED;
 
-	__atomic_exchange_n(&b->tag, rpos | ST_RESERVED, __ATOMIC_SEQ_CST);        /* M1 */
-	if (atomic_load_explicit(&log->aux->pass_to, memory_order_seq_cst) <= rpos) /* M2 */
-		return 0;
-	/* Passed while unmarked (EVICTION): let go of it; an evictor that saw
-	 * the mark may have made it a HOLE first, which is as good. */
+	/* Passed while unmarked (EVICTION): let go of it; an evictor that
+	 * saw the mark may have made it a HOLE first, which is as good. */
 	if (!__atomic_compare_exchange_n(&b->tag, &want, rpos | ST_RELEASED, 0,
 					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		__atomic_store_n(&b->tag, rpos | ST_RELEASED, __ATOMIC_RELEASE);
-	return 1;
-}
-
-int kmsg__ring_commit(struct rec_hdr *b, uint64_t rpos)
-{
-	uint64_t want = rpos | ST_RESERVED;
-
-	if (__atomic_compare_exchange_n(&b->tag, &want, rpos, 0,
-					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))               /* C1 */
-		return 0;
-	/* An evictor made it a HOLE (C2): this is the writer's last store to
-	 * it, after which its quarantine may be lifted. */
-	__atomic_store_n(&b->tag, rpos | ST_RELEASED, __ATOMIC_RELEASE);
-	return 1;
 }
 
 /* ---- the numbering's identity -------------------------------------------- */

@@ -88,7 +88,7 @@ static long futex_wake_all(_Atomic uint32_t *word)
 	return syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-void kmsg__wake_after_append(struct kmsg_log *log, int64_t now)
+void kmsg__wake_slow(struct kmsg_log *log, int64_t now)
 {
 	int64_t next = atomic_load_explicit(&log->next_probe_ns, memory_order_relaxed);
 

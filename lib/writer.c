@@ -54,7 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static _Atomic unsigned fork_gen;
+_Atomic unsigned kmsg__fork_gen;  /* bumped in every fork child */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kmsg_log *handles;     /* every open handle, under handles_lock */
@@ -110,7 +110,7 @@ static int take_owner(struct kmsg_log *log)
 	log->lock_byte = 0;
 done:
 	log->pid = (uint32_t)getpid();
-	atomic_store(&log->fork_gen, atomic_load(&fork_gen));
+	atomic_store(&log->fork_gen, atomic_load(&kmsg__fork_gen));
 	return 0;
 }
 
@@ -177,7 +177,7 @@ static void on_fork_parent(void)
 
 static void on_fork_child(void)
 {
-	atomic_fetch_add(&fork_gen, 1);
+	atomic_fetch_add(&kmsg__fork_gen, 1);
 	kmsg__tid_forget();
 	for (struct kmsg_log *log = handles; log; log = log->next_handle)
 		fork_reopen(log);
@@ -239,13 +239,11 @@ int kmsg__writer_register(struct kmsg_log *log)
 	return take_owner(log);
 }
 
-int kmsg__writer_ready(struct kmsg_log *log)
+int kmsg__writer_ready_slow(struct kmsg_log *log)
 {
-	unsigned gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
+	unsigned gen = atomic_load_explicit(&kmsg__fork_gen, memory_order_relaxed);
 	int r = 0;
 
-	if (atomic_load_explicit(&log->fork_gen, memory_order_acquire) == gen)
-		return 0;
 	pthread_mutex_lock(&handles_lock);
 	if (atomic_load(&log->fork_gen) != gen)
 		r = kmsg__writer_register(log);
