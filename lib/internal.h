@@ -255,6 +255,9 @@ static inline int kmsg__writer_ready(struct kmsg_log *log)
 }
 /* 1 if the writer with this owner id may be alive in boot, 0 if not. */
 int kmsg__writer_alive(const struct kmsg_log *log, unsigned owner, uint64_t boot);
+/* 1 if any writer of boot may be alive: for a block whose writer's id is
+ * not known. */
+int kmsg__writers_alive(const struct kmsg_log *log, uint64_t boot);
 /* Puts an opened handle on the list the fork handler walks, or off it. */
 void kmsg__handles_add(struct kmsg_log *log);
 void kmsg__handles_remove(struct kmsg_log *log);
@@ -269,6 +272,7 @@ void kmsg__handles_remove(struct kmsg_log *log);
  */
 struct window {
 	uint64_t head, end, end_seq;
+	uint64_t head_seq;       /* the number at head; UINT64_MAX if unknown */
 	unsigned end_owner;      /* the newest reservation's writer */
 	uint64_t end_boot;       /*   and its boot */
 };
@@ -408,12 +412,14 @@ void kmsg__ring_numbering(const struct kmsg_log *log, struct kmsg_stat *st);
 uint64_t kmsg__ring_seq_id(const struct kmsg_log *log);
 /*
  * The state of the block at pos (< the window's end) for a reader that
- * found no committed block there: KMSG__BLOCK_*, with *len the bytes to
+ * found no committed block there and expects the number expect there
+ * (UINT64_MAX if it cannot tell): KMSG__BLOCK_*, with *len the bytes to
  * step over (0 if unknown yet) and *seq its number if known.
  */
-enum { KMSG__BLOCK_WAIT, KMSG__BLOCK_HOLE, KMSG__BLOCK_DAMAGE };
+enum { KMSG__BLOCK_WAIT, KMSG__BLOCK_HOLE, KMSG__BLOCK_DAMAGE,
+       KMSG__BLOCK_AGAIN /* its tag changed since: look again */ };
 int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct window *w,
-			  uint64_t *len, uint64_t *seq);
+			  uint64_t expect, uint64_t *len, uint64_t *seq);
 /*
  * For a reader that may write (kmsg read -c): gives up the unfinished
  * block at pos (numbered seq, if known) as an evictor passing it would,
@@ -480,6 +486,12 @@ struct kmsg_iter {
 	int64_t wait_since;      /*   since (CLOCK_BOOTTIME) */
 	int last_overtaken;      /* the last record's gap came from being overtaken */
 	uint64_t gave_up;        /* 1 + the block it last gave up (kmsg__ring_give_up) */
+	/* After a seek that landed before blocks in progress (seek_by()):
+	 * the records before floor_end whose key is below the seek's are
+	 * stepped over, and the first gap counts from floor_seq. */
+	int floored;
+	uint64_t floor_end, floor_seq;
+	int64_t floor_ns;
 	unsigned char *buf;      /* copy of the current record */
 };
 int kmsg__iter_init(struct kmsg_iter *it, struct kmsg_log *log);

@@ -26,6 +26,15 @@ void kmsg__iter_free(struct kmsg_iter *it)
 	it->buf = NULL;
 }
 
+/* The seek's key no longer applies: numbers missing from here on count
+ * from the one it asked for. */
+static void unfloor(struct kmsg_iter *it)
+{
+	it->floored = 0;
+	if (it->expect < it->floor_seq)
+		it->expect = it->floor_seq;
+}
+
 static void restart_at_head(struct kmsg_iter *it, uint64_t head)
 {
 	it->pos = head;
@@ -43,6 +52,8 @@ static int end_gap(struct kmsg_iter *it, const struct window *w, struct kmsg_rec
 {
 	uint64_t gap;
 
+	if (it->floored)
+		unfloor(it);
 	if (!it->expect_known || w->end_seq <= it->expect)
 		return 0;
 	gap = w->end_seq - it->expect;
@@ -147,8 +158,12 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 		tag = __atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_ACQUIRE); /* R2 */
 		if (tag != pos) {
 			uint64_t seq = 0;
-			int st = kmsg__ring_unfinished(log, pos, &w, &len, &seq);
+			int st = kmsg__ring_unfinished(log, pos, &w,
+						       it->expect_known ? it->expect : UINT64_MAX,
+						       &len, &seq);
 
+			if (st == KMSG__BLOCK_AGAIN)
+				continue;
 			if (st == KMSG__BLOCK_WAIT && waited_out(it, pos)) {
 				if ((log->flags & KMSG_OPEN_WRITE) && it->gave_up != pos + 1) {
 					it->gave_up = pos + 1;
@@ -215,6 +230,20 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 			it->pos = pos + len;
 			continue;
 		}
+		if (it->floored) {
+			if (pos < it->floor_end &&
+			    (hd.seq < it->floor_seq || hd.real_ns < it->floor_ns)) {
+				/* Before the seek's key: in progress when it
+				 * looked, and not this reader's. */
+				it->pos = pos + len;
+				if (hd.seq >= it->expect)
+					it->expect = hd.seq + 1;
+				it->holes = 0;
+				it->in_damage = 0;
+				continue;
+			}
+			unfloor(it);
+		}
 		/* A number lower than expected cannot come from writers that
 		 * follow the protocol (a hostile header can cause it); the
 		 * record is intact, so it is returned, with no gap claimed. */
@@ -276,7 +305,8 @@ int kmsg__iter_ready(struct kmsg_iter *it)
 		return 1;
 	{
 		uint64_t len, seq;
-		int st = kmsg__ring_unfinished(log, pos, &w, &len, &seq);
+		int st = kmsg__ring_unfinished(log, pos, &w,
+					       it->expect_known ? it->expect : UINT64_MAX, &len, &seq);
 		return st != KMSG__BLOCK_WAIT || waited_out(it, pos) || (len && pos + len < w.end);
 	}
 }
@@ -316,14 +346,24 @@ static int find_record(const struct kmsg_log *log, uint64_t from, uint64_t limit
  * (seq or real time) is >= want: its position and number, or tail.  Keys
  * grow with position, so O(log n) probes.  Racing writers can make it
  * miss (the caller re-checks head).
+ *
+ * Only committed records are seen: a block in progress (or a hole, or
+ * damage) is not, and the one holding the key may be such a block.  So
+ * *after is where the blocks that were not records begin, before the
+ * answer: the end of the last record found before the key (*after_seq
+ * is then the number after it; the caller's value is kept while that is
+ * head).  Each probe that found nothing, or a record at or past the key,
+ * proved the stretch it looked at free of records; those stretches cover
+ * [*after, answer).
  */
 static uint64_t bisect(const struct kmsg_log *log, uint64_t head, uint64_t tail,
-		       int by_time, uint64_t want_seq, int64_t want_ns, uint64_t *seq)
+		       int by_time, uint64_t want_seq, int64_t want_ns, uint64_t *seq,
+		       uint64_t *after, uint64_t *after_seq)
 {
 	uint64_t lo = head, hi = tail, best = tail;
 
 	/* Invariant: every record before lo is before the key; the answer
-	 * is best or a record in [lo, hi). */
+	 * is best or a record in [lo, hi); no record starts in [hi, best). */
 	while (lo < hi) {
 		uint64_t mid = lo + ((hi - lo) / 2 & ~(uint64_t)(REC_ALIGN - 1)), at;
 		struct rec_hdr hd;
@@ -331,12 +371,14 @@ static uint64_t bisect(const struct kmsg_log *log, uint64_t head, uint64_t tail,
 			hi = mid;
 		} else if (by_time ? hd.real_ns < want_ns : hd.seq < want_seq) {
 			lo = at + hd.len;
+			*after_seq = hd.seq + 1;
 		} else {
 			best = at;
 			*seq = hd.seq;
 			hi = at;
 		}
 	}
+	*after = lo < best ? lo : best;
 	return best;
 }
 
@@ -350,9 +392,9 @@ static uint64_t bisect(const struct kmsg_log *log, uint64_t head, uint64_t tail,
  */
 static uint64_t resync(const struct kmsg_iter *it, uint64_t head, uint64_t tail)
 {
-	uint64_t seq;
+	uint64_t seq, after, after_seq;
 
-	return bisect(it->log, head, tail, 0, it->expect, 0, &seq);
+	return bisect(it->log, head, tail, 0, it->expect, 0, &seq, &after, &after_seq);
 }
 
 /*
@@ -371,7 +413,9 @@ static void place_at(struct kmsg_iter *it, uint64_t pos, uint64_t seq, uint64_t 
 	it->overtaken = it->expect < seq && evicted;
 	it->holes = 0;
 	it->in_damage = 0;
+	it->floored = 0;
 }
+
 
 /*
  * Bisects [head, end) by position for the first record whose key (seq or
@@ -379,18 +423,26 @@ static void place_at(struct kmsg_iter *it, uint64_t pos, uint64_t seq, uint64_t 
  * (or, at the end, the next one a writer gives), or expect if that is
  * lower: a reader told where to start by number reports the records from
  * there that are gone.
+ *
+ * Blocks that were not records when bisect() looked may lie just before
+ * that record: appends in progress, one of which may hold the key (a
+ * writer that numbered it is still copying it).  The iterator starts at
+ * the first of them, so that it waits for them as for any, and steps
+ * over the records they become whose key is below the seek's.
  */
 static int seek_by(struct kmsg_iter *it, int by_time, uint64_t want_seq, int64_t want_ns,
 		   uint64_t expect)
 {
 	for (int attempt = 0; attempt < 16; attempt++) {
 		struct window w, now;
-		uint64_t best, best_seq = 0;
+		uint64_t best, best_seq = 0, after, after_seq;
 		int err = kmsg__ring_window(it->log, &w);
 
 		if (err)
 			return err;
-		best = bisect(it->log, w.head, w.end, by_time, want_seq, want_ns, &best_seq);
+		after_seq = w.head_seq;
+		best = bisect(it->log, w.head, w.end, by_time, want_seq, want_ns, &best_seq,
+			      &after, &after_seq);
 		if (best == w.end)
 			best_seq = w.end_seq;
 		atomic_thread_fence(memory_order_acquire);
@@ -401,6 +453,18 @@ static int seek_by(struct kmsg_iter *it, int by_time, uint64_t want_seq, int64_t
 			 * at the end of records that remain, it was cut. */
 			if (expect < best_seq && best < w.end)
 				find_record(it->log, w.head, best + 1, &first, &hd);
+			if (after < best && after_seq <= best_seq && now.head <= after &&
+			    it->log->version != KMSG_FORMAT_V1) {
+				/* Blocks that were not records first: from the
+				 * number after the last record before them. */
+				place_at(it, after, after_seq, expect,
+					 after == w.head && expect < after_seq);
+				it->floored = 1;
+				it->floor_end = best;
+				it->floor_seq = by_time ? 0 : want_seq;
+				it->floor_ns = by_time ? want_ns : INT64_MIN;
+				return 0;
+			}
 			place_at(it, best, best_seq, expect,
 				 best < w.end ? first == best : w.head == w.end);
 			return 0;
@@ -453,6 +517,16 @@ int kmsg__iter_seek(struct kmsg_iter *it, enum kmsg_whence whence)
 	switch (whence) {
 	case KMSG_SEEK_OLDEST: {
 		uint64_t at;
+		/* At head, whatever is there: the oldest block may be an
+		 * append in progress, which the first record found would
+		 * leave behind. */
+		err = kmsg__ring_window(it->log, &w);
+		if (err)
+			return err;
+		if (w.head_seq != UINT64_MAX && it->log->version != KMSG_FORMAT_V1) {
+			place_at(it, w.head, w.head_seq, w.head_seq, 0);
+			return 0;
+		}
 		err = kmsg__ring_oldest(it->log, &at, &seq);
 		if (err == 1)
 			return seek_by(it, 0, 0, 0, UINT64_MAX);

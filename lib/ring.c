@@ -113,7 +113,17 @@
  * Each writer handle holds an OFD write lock on bytes of its owner id
  * (writer.c); the kernel drops it when the process dies.  A reader can
  * take read locks only, which the liveness test does not count, so it
- * can neither fake a live writer nor hide one.
+ * can neither fake a live writer nor hide one.  A dead writer's last
+ * stores come before its lock goes, and the kernel's own locking orders
+ * that release before a test that finds the lock gone; so such a test
+ * loads the block's tag once more [L1]: a block its writer marked or
+ * committed after the first look, and then died (an emit that finished
+ * and exited while a reader was descheduled), is looked at again, not
+ * taken for a hole.  An unmarked block's writer is known from the
+ * reservation after it (its prev_owner; resv's owner for the newest),
+ * which names the stretch's first writer only if the stretch is one
+ * reservation: the numbers tell (one missing before the next); else any
+ * live writer may be its writer.
  *
  * READER CHECKS (iter.c; no lock, no store to the mapping)
  *
@@ -128,8 +138,9 @@
  *	R3  check the length, tag and checksum: a block that fails is
  *	    damaged, and the reader goes on at the next block whose number
  *	    follows.
- *	R4  unfinished: wait as an evictor does (at most STALL_NS, not at
- *	    all for a dead writer), then step over it as a hole.
+ *	R4  unfinished: wait as an evictor does (at most STALL_NS; a reader
+ *	    that may not write, READ_STALL_NS; not at all for a dead writer,
+ *	    after L1), then step over it as a hole.
  *	R5  numbers missing between two records are reported: lost (the
  *	    reader was overtaken, or a writer never finished) or damaged.
  *
@@ -263,6 +274,7 @@ static int window_v1(const struct kmsg_log *log, struct window *w)
 		w->head = (hd + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
 		w->end = t;
 		w->end_seq = next;
+		w->head_seq = UINT64_MAX;  /* kept by no word of format 1 */
 		w->end_owner = OWNER_NONE;
 		w->end_boot = 0;
 		return 0;
@@ -287,8 +299,11 @@ int kmsg__ring_window(const struct kmsg_log *log, struct window *w)
 	if (w->end % REC_ALIGN || w->end >= POS_LIMIT || w->head % REC_ALIGN)
 		return KMSG_ECORRUPT;
 	/* A head that no writer could have left: one lap behind the end. */
-	if (w->head > w->end || w->end - w->head > log->data_size)
+	w->head_seq = hs;
+	if (w->head > w->end || w->end - w->head > log->data_size) {
 		w->head = w->end > log->data_size ? w->end - log->data_size : 0;
+		w->head_seq = UINT64_MAX;
+	}
 	w->end_seq = rs_seq(log, sw);
 	w->end_owner = rs_owner(sw);
 	/* The newest reservation's writer is of the boot the dynamic state
@@ -798,6 +813,7 @@ static int walk_step(struct kmsg_log *log, struct walk *k, const struct window *
 			   k->p + blen <= w->end && (st != ST_RESERVED || blen <= log->max_rec)) {
 			if (st == ST_RESERVED) {
 				uint64_t want = tag;
+				/* not alive: C2 fails if it committed first (L1) */
 				int alive = kmsg__writer_alive(log, hd.owner, hd.boot_id);
 
 				if (alive && !k->force && !may_pass(log, k, hd.owner, hd.boot_id))
@@ -843,10 +859,12 @@ static int walk_step(struct kmsg_log *log, struct walk *k, const struct window *
 			? yseq - k->seq : 0;
 		stretch_owner(y, w, &hd, blocks, &owner, &boot);
 		if (!blocks)
-			owner = OWNER_SHARED;  /* numbers do not add up: assume the worst */
-		alive = kmsg__writer_alive(log, owner, boot);
+			owner = OWNER_SHARED;  /* numbers do not add up: any writer */
+		alive = blocks ? kmsg__writer_alive(log, owner, boot) : kmsg__writers_alive(log, boot);
 		if (alive && !k->force && !may_pass(log, k, owner, boot))
 			return STEP_WAIT;
+		if (!alive && load_tag(log, phys) != tag)                           /* L1 */
+			return STEP_AGAIN;
 		if (!head_still(log, k))
 			return STEP_AGAIN;
 		pass_unmarked(log, k, y, yseq, blocks ? blocks : 1, owner, boot, alive);
@@ -1328,19 +1346,13 @@ static int sane_v1(const struct kmsg_log *log, const struct kmsg_dyn_v1 *d)
 	return 1;
 }
 
-int kmsg__ring_sane(const struct kmsg_log *log, const void *dyn)
+/* The format-2 checks, on one reading of the words. */
+static int sane_v2(const struct kmsg_log *log, uint64_t head, uint64_t hs, uint64_t end,
+		   uint64_t sw, int live)
 {
-	const struct kmsg_dyn *d = dyn;
-	uint64_t head, hs, end, sw, next;
+	uint64_t next = rs_seq(log, sw);
 	const uint64_t most = log->data_size / REC_HDR + 1;
 
-	if (log->version == KMSG_FORMAT_V1)
-		return sane_v1(log, dyn);
-	head = atomic_load(&d->head);
-	hs = atomic_load(&d->head_seq);
-	end = atomic_load(&d->resv_pos);
-	sw = atomic_load(&d->resv_seq);
-	next = rs_seq(log, sw);
 	if (!(head <= end && end - head <= log->data_size - REC_HDR &&
 	      head % REC_ALIGN == 0 && end % REC_ALIGN == 0 && end < POS_LIMIT &&
 	      hs >= log->first_seq && hs <= next && next - hs <= most &&
@@ -1349,14 +1361,40 @@ int kmsg__ring_sane(const struct kmsg_log *log, const void *dyn)
 		return 0;
 	/* Evictors raise pass_to only over reserved blocks (E1): one past
 	 * resv would make every writer's mark look passed (M2). */
-	if (!log->private_hdr && log->aux &&
-	    atomic_load(&log->aux->pass_to) > end)
+	if (live && !log->private_hdr && atomic_load(&log->aux->pass_to) > end)
 		return 0;
 	/* The oldest block, if it is committed and intact, must fit. */
 	head = ring_norm(log, head);
-	if (head < end) {
+	if (live && head < end) {
 		struct rec_hdr r;
 		if (kmsg__rec_check(log, head, &r) && r.seq != hs)
+			return 0;
+	}
+	return 1;
+}
+
+int kmsg__ring_sane(const struct kmsg_log *log, const void *dyn)
+{
+	const struct kmsg_dyn *d = dyn;
+	int live = dyn == log->map + HDR_STATIC;
+
+	if (log->version == KMSG_FORMAT_V1)
+		return sane_v1(log, dyn);
+	/* The log's own words change under writers, which no lock stops:
+	 * read as pairs, and broken only if they read the same twice (a
+	 * state that moves is one writers keep). */
+	for (int tries = 0; tries < 8; tries++) {
+		uint64_t head, hs, end, sw, h2, hs2, e2, sw2;
+
+		pair_load(&d->head, &d->head_seq, &head, &hs);
+		pair_load(&d->resv_seq, &d->resv_pos, &sw, &end);
+		if (sane_v2(log, head, hs, end, sw, live))
+			return 1;
+		if (!live)
+			return 0;
+		pair_load(&d->head, &d->head_seq, &h2, &hs2);
+		pair_load(&d->resv_seq, &d->resv_pos, &sw2, &e2);
+		if (h2 == head && hs2 == hs && e2 == end && sw2 == sw)
 			return 0;
 	}
 	return 1;
@@ -1495,7 +1533,7 @@ void kmsg__ring_rebuild(struct kmsg_log *log)
 /* ---- for readers ------------------------------------------------------- */
 
 int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct window *w,
-			  uint64_t *len, uint64_t *seq)
+			  uint64_t expect, uint64_t *len, uint64_t *seq)
 {
 	const uint64_t D = log->data_size;
 	uint64_t phys = pos % D, tag = load_tag(log, phys);
@@ -1504,6 +1542,8 @@ int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct
 	*len = 0;
 	if (log->version == KMSG_FORMAT_V1)
 		return KMSG__BLOCK_DAMAGE;  /* only committed blocks below its tail */
+	if (tag == pos)
+		return KMSG__BLOCK_AGAIN;   /* its writer committed it meanwhile */
 	if (tag_pos(tag) == pos && tag_state(tag) != ST_COMMITTED &&
 	    tag_state(tag) <= ST_RELEASED) {
 		memcpy(&hd, log->data + phys, REC_HDR);
@@ -1511,18 +1551,29 @@ int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct
 			return KMSG__BLOCK_DAMAGE;
 		*len = hd.len;
 		*seq = hd.seq;
-		if (tag_state(tag) == ST_RESERVED &&
-		    kmsg__writer_alive(log, hd.owner, hd.boot_id))
-			return KMSG__BLOCK_WAIT;
+		if (tag_state(tag) == ST_RESERVED) {
+			if (kmsg__writer_alive(log, hd.owner, hd.boot_id))
+				return KMSG__BLOCK_WAIT;
+			if (load_tag(log, phys) != tag)                             /* L1 */
+				return KMSG__BLOCK_AGAIN;
+		}
 		return KMSG__BLOCK_HOLE;
 	}
 	if (tag_pos(tag) == pos || tag_damaged(log, pos, phys))
 		return KMSG__BLOCK_DAMAGE;  /* failed its checks, or its tag is hit */
 	{
-		uint64_t y = next_mark(log, pos + REC_ALIGN, w->end, &hd), boot;
+		uint64_t y = next_mark(log, pos + REC_ALIGN, w->end, &hd), boot, yseq, blocks;
 		unsigned owner;
 
-		stretch_owner(y, w, &hd, 1, &owner, &boot);
+		yseq = y < w->end ? hd.seq : w->end_seq;
+		/* How many reservations the stretch holds, from the numbers:
+		 * the owner known is the last one's, which tells of the
+		 * first only if it is the only one. */
+		blocks = expect != UINT64_MAX && yseq > expect &&
+			 yseq - expect <= (y - pos) / REC_HDR + 1 ? yseq - expect : 0;
+		if (blocks != 1)
+			blocks = 0;
+		stretch_owner(y, w, &hd, blocks, &owner, &boot);
 		*len = y - pos;
 		*seq = y < w->end ? hd.seq : 0;
 		/* Passed by a writer already (E1): its own will not write it,
@@ -1532,8 +1583,10 @@ int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct
 		    atomic_load_explicit(&log->aux->pass_to, memory_order_seq_cst) > pos)
 			return __atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_SEQ_CST) == tag
 				? KMSG__BLOCK_HOLE : KMSG__BLOCK_WAIT;
-		if (kmsg__writer_alive(log, owner, boot))
+		if (blocks ? kmsg__writer_alive(log, owner, boot) : kmsg__writers_alive(log, boot))
 			return KMSG__BLOCK_WAIT;
+		if (load_tag(log, phys) != tag)                                     /* L1 */
+			return KMSG__BLOCK_AGAIN;
 		return boot == log->boot_id ? KMSG__BLOCK_HOLE : KMSG__BLOCK_DAMAGE;
 	}
 }

@@ -263,3 +263,19 @@ int kmsg__writer_alive(const struct kmsg_log *log, unsigned owner, uint64_t boot
 		return 1;  /* cannot tell: alive, the bounds still hold */
 	return fl.l_type != F_UNLCK;
 }
+
+int kmsg__writers_alive(const struct kmsg_log *log, uint64_t boot)
+{
+	struct flock fl;
+
+	if (boot != log->boot_id)
+		return 0;
+	if (log->owner != OWNER_NONE)
+		return 1;  /* our own locks are invisible to us (other threads) */
+	/* Every id's span but OWNER_SHARED's, which holds no lock: a writer
+	 * that could take none is seen only where its id is named. */
+	if (kmsg__ofd_lock(log->fd, F_OFD_GETLK, F_RDLCK, span_of(OWNER_NONE + 1),
+			   (uint64_t)OWNER_MAX * LOCK_OWNER_SPAN, &fl) < 0)
+		return 1;
+	return fl.l_type != F_UNLCK;
+}

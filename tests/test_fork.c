@@ -43,12 +43,13 @@ Test(fork, a_parent_dead_mid_append_is_passed_at_once_while_its_child_lives)
 	struct kmsg_reader *r;
 	struct kmsg_record rec;
 	char path[512];
-	int ready[2];
+	int ready[2], forked[2];
 	struct { pid_t child; unsigned owner; } said;
 
 	snprintf(path, sizeof(path), "%s", tu_path("p.log"));
 	tu_append(log, "first");
 	cr_assert_eq(pipe(ready), 0);
+	cr_assert_eq(pipe(forked), 0);
 	pid_t parent = tu_fork();
 	if (parent == 0) {
 		/* A writer that forks a child, which lives on (it never
@@ -63,8 +64,17 @@ Test(fork, a_parent_dead_mid_append_is_passed_at_once_while_its_child_lives)
 			_exit(1);
 		said.child = fork();
 		if (said.child == 0) {
+			/* fork() has returned here: the child handler has
+			 * given the handle a description of its own */
+			if (write(forked[1], "f", 1) != 1)
+				_exit(1);
 			pause();
 			_exit(0);
+		}
+		{
+			char c;
+			if (read(forked[0], &c, 1) != 1)
+				_exit(1);
 		}
 		said.owner = w->owner;
 		if (kmsg__ring_reserve(w, rec_size(5, 0), &blk, &rpos, &seq, &prev) != 0)

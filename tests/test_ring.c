@@ -11,7 +11,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -386,7 +388,54 @@ Test(ring, positions_far_into_the_64_bit_space)
 /* ---- writers that die or stop mid-append ------------------------------ */
 
 /* How far a writer got into its append (the steps W4-W7 of ring.c). */
-enum stage { RESERVED_ONLY, MARKED, COPIED };
+enum stage { RESERVED_ONLY, MARKED, COPIED, COMMITTED };
+
+/* An append taken step by step, as the append path takes it. */
+struct half {
+	struct rec_hdr *blk;
+	uint64_t rpos, seq, len;
+	unsigned prev;
+	const char *text;
+	int64_t real_ns;
+};
+
+/* Takes the append in h from stage done on through stage. */
+static void half_step(struct kmsg_log *w, struct half *h, enum stage done, enum stage stage)
+{
+	struct rec_hdr *blk = h->blk;
+	size_t tl = strlen(h->text);
+
+	if (done < MARKED && stage >= MARKED) {
+		blk->len = (uint32_t)h->len;
+		blk->seq = h->seq;
+		blk->boot_id = w->boot_id;
+		blk->real_ns = h->real_ns;
+		blk->text_len = (uint16_t)tl;
+		blk->prio = 1 << 3 | 6;
+		blk->owner = (uint8_t)w->owner;
+		blk->prev_owner = (uint8_t)h->prev;
+		cr_assert_eq(kmsg__ring_mark(w, blk, h->rpos), 0);
+	}
+	if (done < COPIED && stage >= COPIED) {
+		memcpy((unsigned char *)blk + REC_HDR, h->text, tl);
+		memset((unsigned char *)blk + REC_HDR + tl, 0, h->len - REC_HDR - tl);
+		blk->crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(blk, (uint32_t)h->len),
+						h->seq, h->rpos, rec_lenword(blk));
+	}
+	if (done < COMMITTED && stage >= COMMITTED)
+		cr_assert_eq(kmsg__ring_commit(blk, h->rpos), 0);
+}
+
+/* Reserves for text (stamped real_ns) and takes the append through stage. */
+static void half_begin(struct kmsg_log *w, struct half *h, const char *text, int64_t real_ns,
+		       enum stage stage)
+{
+	h->text = text;
+	h->real_ns = real_ns;
+	h->len = rec_size(strlen(text), 0);
+	cr_assert_eq(kmsg__ring_reserve(w, h->len, &h->blk, &h->rpos, &h->seq, &h->prev), 0);
+	half_step(w, h, RESERVED_ONLY, stage);
+}
 
 /*
  * In the calling process: an append stopped after stage, with the
@@ -396,33 +445,14 @@ enum stage { RESERVED_ONLY, MARKED, COPIED };
 static uint64_t half_append(struct kmsg_log *w, enum stage stage, const char *text,
 			    struct rec_hdr **out, uint64_t *seq_out)
 {
-	size_t tl = strlen(text);
-	uint64_t len = rec_size(tl, 0), rpos, seq;
-	struct rec_hdr *blk;
-	unsigned prev;
+	struct half h;
 
-	cr_assert_eq(kmsg__ring_reserve(w, len, &blk, &rpos, &seq, &prev), 0);
-	if (stage >= MARKED) {
-		blk->len = (uint32_t)len;
-		blk->seq = seq;
-		blk->boot_id = w->boot_id;
-		blk->text_len = (uint16_t)tl;
-		blk->prio = 1 << 3 | 6;
-		blk->owner = (uint8_t)w->owner;
-		blk->prev_owner = (uint8_t)prev;
-		cr_assert_eq(kmsg__ring_mark(w, blk, rpos), 0);
-	}
-	if (stage >= COPIED) {
-		memcpy((unsigned char *)blk + REC_HDR, text, tl);
-		memset((unsigned char *)blk + REC_HDR + tl, 0, len - REC_HDR - tl);
-		blk->crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(blk, (uint32_t)len),
-						seq, rpos, rec_lenword(blk));
-	}
+	half_begin(w, &h, text, 0, stage);
 	if (out)
-		*out = blk;
+		*out = h.blk;
 	if (seq_out)
-		*seq_out = seq;
-	return rpos;
+		*seq_out = h.seq;
+	return h.rpos;
 }
 
 /* The first block in the ring that is marked but not committed. */
@@ -661,6 +691,176 @@ Test(ring, a_stopped_writer_is_passed_once_and_cannot_scribble, .timeout = 60)
 	size_t n = tu_count(log, &first, &last);
 	cr_assert_eq(n, last - first + 1, "no gap but the oldest evicted");
 	kmsg_log_close(log);
+}
+
+/*
+ * fcntl(2) for the library in this program: a test may act at the moment
+ * a liveness test asks the kernel about a writer's lock, which is between
+ * a reader's look at a block and its verdict on it.
+ */
+static void (*before_liveness)(void);
+
+int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	unsigned long arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (cmd == F_OFD_GETLK && before_liveness &&
+	    ((struct flock *)arg)->l_start >= (off_t)LOCK_OWNER_BASE) {
+		void (*f)(void) = before_liveness;
+		before_liveness = NULL;
+		f();
+	}
+	return (int)syscall(SYS_fcntl, fd, cmd, arg);
+}
+
+static int finish_go[2];
+static pid_t finisher;
+
+/* The writer finishes its append and exits, its lock going with it. */
+static void finish_and_exit(void)
+{
+	int st;
+
+	cr_assert_eq(write(finish_go[1], "g", 1), 1);
+	cr_assert_eq(waitpid(finisher, &st, 0), finisher);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
+}
+
+/*
+ * A reader finds a block unfinished, and before it asks whether the
+ * writer lives, the writer commits it and exits (an emit that ends while
+ * the reader is descheduled): the record is read, not taken for a hole.
+ */
+Test(ring, a_writer_that_commits_and_exits_while_a_reader_looks_is_read)
+{
+	for (int stage = RESERVED_ONLY; stage <= COPIED; stage++) {
+		char name[32];
+		snprintf(name, sizeof(name), "fin%d.log", stage);
+		struct kmsg_log *log = tu_create(name, 65536, 0), *ro;
+		struct kmsg_reader *r;
+		struct kmsg_record rec;
+		int ready[2];
+		char c;
+
+		tu_append(log, "first");
+		cr_assert_eq(pipe(ready), 0);
+		cr_assert_eq(pipe(finish_go), 0);
+		finisher = tu_fork();
+		if (finisher == 0) {
+			struct kmsg_log *w;
+			struct half h;
+
+			if (kmsg_log_open(&w, tu_path(name), KMSG_OPEN_WRITE))
+				_exit(1);
+			half_begin(w, &h, "committed, then gone", 0, stage);
+			if (write(ready[1], "r", 1) != 1 || read(finish_go[0], &c, 1) != 1)
+				_exit(2);
+			half_step(w, &h, stage, COMMITTED);
+			_exit(0);
+		}
+		cr_assert_eq(read(ready[0], &c, 1), 1);
+		cr_assert_eq(kmsg_log_open(&ro, tu_path(name), KMSG_OPEN_READ), 0);
+		cr_assert_eq(kmsg_reader_new(&r, ro, 0), 0);
+		cr_assert_eq(next_rec(r, &rec), 1);
+		before_liveness = finish_and_exit;
+		cr_assert_eq(next_rec(r, &rec), 1);
+		cr_assert_null(before_liveness, "stage %d: the reader never asked", stage);
+		cr_assert_eq(rec.flags & KMSG_GAP, 0, "stage %d: taken for a hole", stage);
+		cr_assert_eq(rec.seq, 2);
+		cr_assert_eq(rec.lost, 0);
+		cr_assert_eq(rec.damaged, 0);
+		cr_assert_eq(rec.text_len, strlen("committed, then gone"));
+		kmsg_reader_free(r);
+		kmsg_log_close(ro);
+		kmsg_log_close(log);
+		close(ready[0]);
+		close(ready[1]);
+		close(finish_go[0]);
+		close(finish_go[1]);
+	}
+}
+
+/*
+ * A seek to a number, to the clear mark, to the oldest record or to a
+ * time, while the record that answers it is still being written, and one
+ * written after it is already committed: the reader starts at the one in
+ * progress, reads it once it is committed, and then the next; it neither
+ * skips it nor reports it as missing.  Records before the seek's key that
+ * were in progress too are not shown.
+ */
+Test(ring, a_seek_lands_on_an_append_still_in_progress)
+{
+	enum { BY_SEQ, BY_CLEAR, BY_OLDEST, BY_TIME };
+	const int64_t t_before = INT64_C(1000000000000), t_mid = 2 * t_before;
+
+	for (int how = BY_SEQ; how <= BY_TIME; how++) {
+		for (int stage = RESERVED_ONLY; stage <= COPIED; stage++) {
+			char name[32];
+			snprintf(name, sizeof(name), "seek%d%d.log", how, stage);
+			struct kmsg_log *log = tu_create(name, 65536, 0), *w, *ro;
+			struct kmsg_entry e = KMSG_ENTRY_INIT;
+			struct kmsg_reader *r;
+			struct kmsg_record rec;
+			struct half early, mid;
+
+			cr_assert_eq(kmsg_log_open(&w, tu_path(name), KMSG_OPEN_WRITE), 0);
+			e.flags = KMSG_TIMES;
+			e.real_ns = t_before / 2;
+			e.text = "done";
+			e.text_len = 4;
+			if (how != BY_OLDEST)
+				cr_assert_eq(kmsg_log_append(NULL, log, &e), 0);
+			half_begin(w, &early, "in progress, before the key", t_before, stage);
+			half_begin(log, &mid, "in progress, the key", t_mid, stage);
+			e.real_ns = 3 * t_before;
+			e.text = "after";
+			e.text_len = 5;
+			cr_assert_eq(kmsg_log_append(NULL, w, &e), 0);
+			if (how == BY_CLEAR)
+				cr_assert_eq(kmsg_log_clear(log, mid.seq), 0);
+
+			cr_assert_eq(kmsg_log_open(&ro, tu_path(name), KMSG_OPEN_READ), 0);
+			cr_assert_eq(kmsg_reader_new(&r, ro, 0), 0);
+			switch (how) {
+			case BY_SEQ:
+				cr_assert_eq(kmsg_reader_seek_seq(r, mid.seq), 0);
+				break;
+			case BY_CLEAR:
+				cr_assert_eq(kmsg_reader_seek(r, KMSG_SEEK_CLEARED), 0);
+				break;
+			case BY_OLDEST:
+				cr_assert_eq(kmsg_reader_seek(r, KMSG_SEEK_OLDEST), 0);
+				break;
+			case BY_TIME:
+				cr_assert_eq(kmsg_reader_seek_time(r, t_mid - 1), 0);
+				break;
+			}
+			/* both finish after the seek, before the reader reads */
+			half_step(w, &early, stage, COMMITTED);
+			half_step(log, &mid, stage, COMMITTED);
+			if (how == BY_OLDEST) {
+				cr_assert_eq(next_rec(r, &rec), 1);
+				cr_assert_eq(rec.seq, early.seq, "how %d stage %d", how, stage);
+			}
+			cr_assert_eq(next_rec(r, &rec), 1);
+			cr_assert_eq(rec.seq, mid.seq, "how %d stage %d: seq %llu", how, stage,
+				     (unsigned long long)rec.seq);
+			cr_assert_eq(rec.lost + rec.damaged, 0, "how %d stage %d", how, stage);
+			cr_assert_eq(rec.real_ns, t_mid);
+			cr_assert_eq(next_rec(r, &rec), 1);
+			cr_assert_eq(rec.seq, mid.seq + 1);
+			cr_assert_eq(rec.lost + rec.damaged, 0);
+			cr_assert_eq(next_rec(r, &rec), 0);
+			kmsg_reader_free(r);
+			kmsg_log_close(ro);
+			kmsg_log_close(w);
+			kmsg_log_close(log);
+		}
+	}
 }
 
 Test(ring, sync_mode_appends_and_reads_back)
