@@ -260,7 +260,7 @@ static int upgrade_v1(int fd, const struct kmsg_static *s1, uint64_t have)
 	struct kmsg_aux *aux = NULL;
 	struct kmsg_dyn_v1 *d1;
 	struct kmsg_dyn dyn2;
-	uint64_t id = 0, head, tail, next, clear, new_size = s1->file_size + AUX_SIZE;
+	uint64_t id = 0, head, tail, next, clear, new_size = s1->file_size + AUX_SIZE, evicted = 0;
 	int r, sane;
 
 	r = map_log(&v1, s1->file_size, s1->file_size);
@@ -268,6 +268,13 @@ static int upgrade_v1(int fd, const struct kmsg_static *s1, uint64_t have)
 		return r;
 	set_layout(&v1, s1);
 	d1 = v1.dyn1;
+	/* Asked first, so that a log a first-format writer has open is
+	 * left exactly as it is; and again under the lock, for one that
+	 * opened it meanwhile. */
+	if (v1_writers(fd)) {
+		r = KMSG_EOLDWRITER;
+		goto out;
+	}
 	r = v1_lock(fd, d1, &id);
 	if (r < 0)
 		goto out;
@@ -284,6 +291,21 @@ static int upgrade_v1(int fd, const struct kmsg_static *s1, uint64_t have)
 	       next - s1->first_seq <= tail / REC_HDR + v1.data_size / REC_HDR + 1;
 	if (sane)
 		v1_end(&v1, head, &tail, &next);
+	/* The second format keeps a header's room free before head (a
+	 * block never ends within 64 bytes of a later lap's head): the
+	 * first format's fullest rings lose their oldest record or two,
+	 * evicted as an append would have. */
+	while (sane && tail - head > v1.data_size - REC_HDR) {
+		struct rec_hdr rh;
+		uint64_t at = ring_norm(&v1, head), len = kmsg__rec_check(&v1, at, &rh);
+
+		if (!len || at + len > tail) {
+			sane = 0;  /* left for the rebuild */
+			break;
+		}
+		head = at + len;
+		evicted += !(rh.flags & REC_PAD);
+	}
 
 	/* (1) the auxiliary area and the backup, past the old end */
 	aux = calloc(1, sizeof(*aux));
@@ -294,7 +316,7 @@ static int upgrade_v1(int fd, const struct kmsg_static *s1, uint64_t have)
 	atomic_store(&aux->boot_id, atomic_load(&d1->boot_id));
 	atomic_store(&aux->pass_to, sane ? head : 0);
 	atomic_store(&aux->clear_seq, sane && clear <= next ? clear : s1->first_seq);
-	atomic_store(&aux->evicted, atomic_load(&d1->evicted));
+	atomic_store(&aux->evicted, atomic_load(&d1->evicted) + evicted);
 	atomic_store(&aux->damaged, atomic_load(&d1->damaged));
 	atomic_store(&aux->ident[0].boot, atomic_load(&d1->boot_id));
 	atomic_store(&aux->ident[0].id, atomic_load(&d1->seq_id));

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "internal.h"
 #include "crc32c.h"
@@ -591,4 +592,180 @@ Test(log, a_log_being_made_is_never_seen_half_made_nor_left_behind, .timeout = 6
 			strcmp(de->d_name, "l.log");
 	closedir(d);
 	cr_assert_eq(left, 0, "a killed creator left a file behind");
+}
+
+/* ---- logs of the first format ------------------------------------------- */
+
+/*
+ * Unpacks tests/data/format1.log.gz, a log kmsg 0.1.0 made in the first
+ * format: 16 KiB, records 122..302 (the oldest evicted), the last one
+ * with the field LAST=yes, cleared below 302.
+ */
+static void unpack_format1(const char *name)
+{
+	char src[1024], buf[4096];
+	int fd, n;
+	gzFile z;
+
+	snprintf(src, sizeof(src), "%s/format1.log.gz", KMSG_TEST_DATA);
+	z = gzopen(src, "rb");
+	cr_assert_not_null(z, "%s", src);
+	fd = open(tu_path(name), O_WRONLY | O_CREAT | O_EXCL, 0644);
+	cr_assert_geq(fd, 0);
+	while ((n = gzread(z, buf, sizeof(buf))) > 0)
+		cr_assert_eq(write(fd, buf, (size_t)n), n);
+	cr_assert_eq(n, 0);
+	gzclose(z);
+	close(fd);
+}
+
+/* Every record from the oldest, as "seq text\n" lines into out. */
+static size_t records_text(struct kmsg_log *log, char *out, size_t cap)
+{
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	size_t n = 0, at = 0;
+	int rc;
+
+	cr_assert_eq(kmsg_reader_new(&r, log, 0), 0);
+	while ((rc = kmsg_reader_next(r, &rec)) == 1) {
+		int w = snprintf(out + at, cap - at, "%llu %.*s\n", (unsigned long long)rec.seq,
+				 (int)rec.text_len, rec.text);
+		cr_assert(w > 0 && (size_t)w < cap - at);
+		cr_assert_eq(rec.lost + rec.damaged, 0, "seq %llu", (unsigned long long)rec.seq);
+		at += (size_t)w;
+		n++;
+	}
+	cr_assert_eq(rc, 0);
+	kmsg_reader_free(r);
+	return n;
+}
+
+static char *file_bytes(const char *path, size_t *len)
+{
+	struct stat sb;
+	int fd = open(path, O_RDONLY);
+	char *buf;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fstat(fd, &sb), 0);
+	buf = malloc((size_t)sb.st_size);
+	cr_assert_eq(read(fd, buf, (size_t)sb.st_size), sb.st_size);
+	close(fd);
+	*len = (size_t)sb.st_size;
+	return buf;
+}
+
+Test(log, a_first_format_log_is_upgraded_by_its_first_writer_and_keeps_everything)
+{
+	static char before[65536], after[65536];
+	struct kmsg_log *log;
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	struct kmsg_field f;
+	struct kmsg_stat st;
+	size_t pos = 0, n;
+	uint64_t seq;
+	struct stat sb;
+
+	unpack_format1("v1.log");
+	cr_assert_eq(kmsg_log_open(&log, tu_path("v1.log"), KMSG_OPEN_READ), 0);
+	cr_assert_eq(kmsg_log_stat(&st, log), 0);
+	cr_assert_eq(st.format_version, 1);
+	uint64_t seq_id = st.seq_id;
+	n = records_text(log, before, sizeof(before));
+	cr_assert_eq(n, 181);
+	kmsg_log_close(log);
+
+	/* The first writer upgrades it.  The ring was full to its last 48
+	 * bytes; the second format keeps 64 free before head, so the
+	 * oldest record is evicted (and counted so); every other record
+	 * stays as it was, under the same numbering. */
+	cr_assert_eq(kmsg_log_open(&log, tu_path("v1.log"), KMSG_OPEN_WRITE), 0);
+	cr_assert_eq(kmsg_log_stat(&st, log), 0);
+	cr_assert_eq(st.format_version, KMSG_FORMAT_VERSION);
+	cr_assert_eq(st.first_seq, 123);
+	cr_assert_eq(st.evicted, 122);
+	cr_assert_eq(st.next_seq, 303);
+	cr_assert_eq(st.clear_seq, 302);
+	cr_assert_eq(st.seq_id, seq_id, "the same numbering");
+	cr_assert_eq(records_text(log, after, sizeof(after)), 180);
+	cr_assert_str_eq(after, strchr(before, '\n') + 1);
+	cr_assert_eq(kmsg_log_print(log, 1, 6, "first of format 2", 17), 0);
+	cr_assert_eq(kmsg_log_stat(&st, log), 0);
+	cr_assert_eq(st.next_seq, 304, "numbers go on from the first format's");
+	kmsg_log_close(log);
+	cr_assert_eq(stat(tu_path("v1.log"), &sb), 0);
+	cr_assert_eq(sb.st_size, 16384 + AUX_SIZE, "grown by the auxiliary area");
+
+	/* Reopened: the second format, the clear mark and the fields kept. */
+	cr_assert_eq(kmsg_log_open(&log, tu_path("v1.log"), KMSG_OPEN_READ), 0);
+	cr_assert_eq(kmsg_reader_new(&r, log, 0), 0);
+	cr_assert_eq(kmsg_reader_seek(r, KMSG_SEEK_CLEARED), 0);
+	cr_assert_eq(kmsg_reader_next(r, &rec), 1);
+	cr_assert_eq(rec.seq, 302);
+	cr_assert_eq(kmsg_field_next(&f, &rec, &pos), 1);
+	cr_assert(f.key_len == 4 && memcmp(f.key, "LAST", 4) == 0 && f.value_len == 3);
+	cr_assert_eq(kmsg_reader_next(r, &rec), 1);
+	cr_assert_eq(rec.seq, 303);
+	cr_assert_eq(rec.text_len, 17);
+	cr_assert_eq(kmsg_reader_next(r, &rec), 0);
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+
+	/* Laps over the old records: all intact, numbers contiguous. */
+	cr_assert_eq(kmsg_log_open(&log, tu_path("v1.log"), KMSG_OPEN_WRITE), 0);
+	for (int i = 0; i < 1000; i++)
+		cr_assert_eq(kmsg_log_append(&seq, log, &(struct kmsg_entry){
+			KMSG_ENTRY_VERSION, 0, 1, 6, "a lap over the first format's records",
+			37, NULL, 0, 0, 0, 0, 0 }), 0);
+	cr_assert_eq(seq, 1303);
+	uint64_t first, last;
+	n = tu_count(log, &first, &last);
+	cr_assert_eq(last, 1303);
+	cr_assert_eq(n, last - first + 1);
+	kmsg_log_close(log);
+}
+
+Test(log, a_first_format_writer_with_the_log_open_defers_the_upgrade)
+{
+	static char text[65536];
+	struct kmsg_log *log;
+	struct kmsg_stat st;
+	size_t len0, len1;
+	int held[2];
+	char c;
+
+	unpack_format1("held.log");
+	char *orig = file_bytes(tu_path("held.log"), &len0);
+	cr_assert_eq(pipe(held), 0);
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		/* As a writer of the first format registers while it has
+		 * the log open: a write lock on its id's byte. */
+		int fd = open(tu_path("held.log"), O_RDWR);
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+				    .l_start = (off_t)(LOCK_WRITER_BASE + 7), .l_len = 1 };
+		if (fd < 0 || fcntl(fd, F_OFD_SETLK, &fl) || write(held[1], "h", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	cr_assert_eq(read(held[0], &c, 1), 1);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("held.log"), KMSG_OPEN_WRITE), KMSG_EOLDWRITER);
+	char *now = file_bytes(tu_path("held.log"), &len1);
+	cr_assert(len1 == len0 && memcmp(orig, now, len0) == 0, "the file was left as it was");
+	free(now);
+	/* Reading works meanwhile. */
+	cr_assert_eq(kmsg_log_open(&log, tu_path("held.log"), KMSG_OPEN_READ), 0);
+	cr_assert_eq(records_text(log, text, sizeof(text)), 181);
+	kmsg_log_close(log);
+	/* Once it is gone, the next writer upgrades. */
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("held.log"), KMSG_OPEN_WRITE), 0);
+	cr_assert_eq(kmsg_log_stat(&st, log), 0);
+	cr_assert_eq(st.format_version, KMSG_FORMAT_VERSION);
+	kmsg_log_close(log);
+	free(orig);
 }

@@ -243,9 +243,11 @@ struct kmsg_entry {
  * does.  Text longer than the log's maximum is refused with KMSG_ETOOLONG,
  * a bad key or too many field bytes with KMSG_EFIELD, a facility or level out
  * of range with KMSG_EPRIO; nothing is written then.  On success *seq (if not
- * NULL) gets the record's sequence number.  Waits for other writers at most
- * the bound given in kmsg(5); a writer that died holding the log is taken
- * over, a live one that holds it too long gives KMSG_EBUSY.
+ * NULL) gets the record's sequence number.  Never waits for a writer that
+ * died, and for one stopped in the middle of an append (SIGSTOP, a
+ * debugger) at most the bound in kmsg(5), once: the stopped append is then
+ * passed over, and its writer appends its record again when it resumes.
+ * KMSG_EBUSY only if stopped writers' blocks leave no room (kmsg(5)).
  */
 int kmsg_log_append(uint64_t *seq, struct kmsg_log *log,
 		    const struct kmsg_entry *entry);
@@ -283,7 +285,8 @@ struct kmsg_record {
 	size_t text_len;
 	const unsigned char *fields; /* walk with kmsg_field_next() */
 	size_t fields_len;
-	uint64_t lost;          /* records evicted unread just before this one */
+	uint64_t lost;          /* records evicted unread, or appends never
+	                           finished, just before this one */
 	uint64_t damaged;       /* damaged records skipped just before this one */
 	uint64_t seq_id;        /* the numbering seq is of (kmsg_stat.seq_id) */
 };
@@ -360,9 +363,17 @@ int kmsg_reader_seek_time(struct kmsg_reader *r, int64_t real_ns);
  * follows them (the end of a log cut short, or damaged at its end) are
  * returned as a record flagged KMSG_GAP: no text, no fields, seq the
  * number the next record will have, the count in lost or damaged.  Every
- * gap is reported once, in one of these two ways.  KMSG_ECHANGED if the
- * file was written over with another log since it was opened.  Never
- * blocks and never writes.
+ * gap is reported once, in one of these two ways.  An append whose writer
+ * died or was passed over before finishing counts as lost.  KMSG_ECHANGED
+ * if the file was written over with another log since it was opened.
+ *
+ * Never sleeps for new records.  At an append still in progress with
+ * records after it, it waits for that append (microseconds), and for a
+ * writer stopped in the middle of one at most the bound in kmsg(5) (a
+ * handle opened for reading only: one second); then a handle that may
+ * write passes it over as writers do, and one that may not steps over it
+ * as lost.  Only that passing over stores to the log; a handle opened for
+ * reading only never writes.
  *
  * A joining reader holds back fragments until their caller's line is
  * complete (see KMSG_FRAGMENT and KMSG_BEGIN) and returns the joined line,
