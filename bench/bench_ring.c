@@ -9,10 +9,16 @@
  * page faults (reported separately as append_cold_ns_per_record).
  *
  * With two writers the figure that matters is each append's own cost while
- * another process appends at the same time (append2_ns_p50); the lock word
- * and the ring's tail then move between the two cores on every append, and
+ * another process appends at the same time (append2_ns_p50); the
+ * reservation word then moves between the two cores on every append, and
  * cacheline_handoff_ns (two threads passing one cache line back and forth)
  * is what one such move costs on this machine.
+ *
+ * A writer stopped in the middle of an append (SIGSTOP with its block
+ * reserved) costs another writer one wait, when its eviction reaches the
+ * block: stopped_wait_ms is that longest append, and stopped_p99_ns the
+ * other appends' p99 around it, against append_single_p99_ns, the same
+ * loop with nobody stopped (each append timed on its own in both).
  *
  * Usage: kmsg-bench [--quick] [--dir DIR] [--syslog]
  * --syslog also times syslog(3) of the same message to the syslogd at
@@ -25,6 +31,7 @@
  */
 #define _GNU_SOURCE
 #include "kmsg.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -446,6 +453,77 @@ static double iterate(uint64_t n, double *seek_us)
 	return best;
 }
 
+/*
+ * Appends n records to a warmed 1 MiB ring, timing each on its own, with
+ * a writer stopped in the middle of an append (stopped) or not.  Returns
+ * the longest append in ms; *p99 is the p99 of the others, in ns.
+ */
+static double lone_appends(int stopped, size_t n, double *p99)
+{
+	const char *name = stopped ? "stopped.log" : "alone.log";
+	struct kmsg_log *log = fresh(name, 1u << 20);
+	double *v = malloc(n * sizeof(*v)), worst = 0;
+	char path[1100];
+	pid_t pid = 0;
+	size_t at = 0;
+	int st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	warm(log, 1u << 20);
+	if (stopped) {
+		pid = fork();
+		if (pid == 0) {
+			/* W4 and W5 of an append, then stopped as by Ctrl-Z */
+			struct kmsg_log *w;
+			struct rec_hdr *blk;
+			uint64_t rpos, seq, len = rec_size(MSG_LEN - 1, 0);
+			unsigned prev;
+
+			if (kmsg_log_open(&w, path, KMSG_OPEN_WRITE) ||
+			    kmsg__ring_reserve(w, len, &blk, &rpos, &seq, &prev))
+				_exit(1);
+			blk->len = (uint32_t)len;
+			blk->prev_owner = (uint8_t)prev;
+			blk->seq = seq;
+			blk->boot_id = w->boot_id;
+			blk->owner = (uint8_t)w->owner;
+			if (kmsg__ring_mark(w, blk, rpos))
+				_exit(1);
+			raise(SIGSTOP);
+			_exit(0);
+		}
+		if (pid < 0 || waitpid(pid, &st, WUNTRACED) != pid || !WIFSTOPPED(st)) {
+			fprintf(stderr, "kmsg-bench: the writer to stop did not stop\n");
+			exit(1);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t t0 = now_ns();
+		int r = kmsg_log_print(log, 1, 6, msg, MSG_LEN - 1);
+		double t = (double)(now_ns() - t0);
+
+		if (r)
+			die("append beside a stopped writer", r);
+		if (t > worst) {
+			if (worst > 0)
+				v[at++] = worst;
+			worst = t;
+		} else {
+			v[at++] = t;
+		}
+	}
+	*p99 = pct(v, at, 0.99);
+	free(v);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		kill(pid, SIGCONT);
+		waitpid(pid, NULL, 0);
+	}
+	kmsg_log_close(log);
+	unlink(path);
+	return worst / 1e6;
+}
+
 int main(int argc, char **argv)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -520,6 +598,13 @@ int main(int argc, char **argv)
 	double a2 = append2("two.log", quick ? 20000 : 2000000, &a2p50, &a2p99);
 	printf("append, 2 writer processes at once: p50 %.1f ns, p99 %.1f ns per append; "
 	       "%.1f ns per record (wall)\n", a2p50, a2p99, a2);
+	/* three laps of the 1 MiB ring: the stopped block is met once */
+	double alone_p99, stop_p99, alone_max, stop_max;
+	alone_max = lone_appends(0, quick ? 30000 : 3 * 16384, &alone_p99);
+	stop_max = lone_appends(1, quick ? 30000 : 3 * 16384, &stop_p99);
+	printf("append beside a writer stopped mid-append: the one wait %.2f ms, p99 of the "
+	       "others %.1f ns (nobody stopped: longest %.2f ms, p99 %.1f ns)\n",
+	       stop_max, stop_p99, alone_max, alone_p99);
 	double ho = handoff(quick ? 100000 : 2000000);
 	printf("one cache line passed between two CPUs: %.1f ns\n", ho);
 	double seek_us;
@@ -546,6 +631,10 @@ int main(int argc, char **argv)
 	printf("append2_ns_p99=%.1f\n", a2p99);
 	printf("append2_ns_per_record=%.1f\n", a2);
 	printf("cacheline_handoff_ns=%.1f\n", ho);
+	printf("stopped_wait_ms=%.2f\n", stop_max);
+	printf("stopped_p99_ns=%.1f\n", stop_p99);
+	printf("append_single_p99_ns=%.1f\n", alone_p99);
+	printf("append_single_max_ms=%.2f\n", alone_max);
 	printf("write_ns_p50=%.1f\n", w);
 	printf("append_speedup_vs_write=%.1f\n", w / p50[1]);
 	if (with_syslog) {

@@ -4,8 +4,10 @@
  *
  *	kmsg-stress [--seconds N] [--long] [--kmsg PATH] [--log PATH] [--size BYTES]
  *
- * Library writers append in tight loops; with --kmsg, `kmsg emit` processes
- * read lines from feeder processes through pipes.  The parent SIGKILLs a
+ * Library writers append in tight loops (one of them forks a child that
+ * appends through the inherited handle after every 64 records); with
+ * --kmsg, `kmsg emit` processes read lines from feeder processes through
+ * pipes.  The parent SIGKILLs a
  * random writer (and starts a new incarnation in its place) or SIGSTOPs it
  * for up to 20 ms, every few milliseconds.  Followers sleep on the log's
  * futex and account for every sequence number: seen, or reported lost.
@@ -40,6 +42,9 @@
 #define EMITTERS    2
 #define FOLLOWERS   2
 #define MAX_SLOTS   (LIB_WRITERS + EMITTERS)
+#define FORK_SLOT   MAX_SLOTS  /* the text slot of writer 0's forked children */
+#define FORK_EVERY  64         /* writer 0 forks after every 64 records */
+#define FORK_RECORDS 16        /*   a child that appends 16 through its handle */
 #define MAX_INC     65536
 #define BOUND_NS    (INT64_C(1000) * 1000 * 1000)
 
@@ -50,7 +55,7 @@ struct follower_stats {
 
 struct shared {
 	_Atomic int64_t max_wait_ns;
-	_Atomic uint64_t appends, busy, errors;
+	_Atomic uint64_t appends, busy, errors, forks;
 	struct follower_stats fol[FOLLOWERS];
 	_Atomic int stop_followers;
 };
@@ -105,34 +110,65 @@ static int text_ok(const struct kmsg_record *rec, unsigned *w, unsigned *inc, un
 	       !memcmp(want, rec->text, rec->text_len);
 }
 
+/* Appends record i of writer w, incarnation inc; 0, or 1 to try again. */
+static int append_one(struct kmsg_log *log, unsigned w, unsigned inc, unsigned i)
+{
+	struct kmsg_entry e = KMSG_ENTRY_INIT;
+	char text[300];
+
+	e.text = text;
+	e.text_len = make_text(text, sizeof(text), w, inc, i);
+	int64_t t0 = now_ns();
+	int r = kmsg_log_append(NULL, log, &e);
+	int64_t dt = now_ns() - t0;
+	int64_t m = atomic_load(&sh->max_wait_ns);
+	while (dt > m && !atomic_compare_exchange_weak(&sh->max_wait_ns, &m, dt))
+		;
+	if (r == KMSG_EBUSY) {
+		/* within the bound, but the record was not written: the
+		 * same number again, so that the run stays whole */
+		atomic_fetch_add(&sh->busy, 1);
+		return 1;
+	}
+	if (r) {
+		atomic_fetch_add(&sh->errors, 1);
+		_exit(2);
+	}
+	atomic_fetch_add(&sh->appends, 1);
+	return 0;
+}
+
+/*
+ * A library writer.  Writer 0 also forks, after every FORK_EVERY records:
+ * a child appends FORK_RECORDS through the handle it inherited (the fork
+ * handler gives it a description and an owner id of its own) while the
+ * parent goes on; a parent killed or stopped meanwhile must not take the
+ * child's appends with it, nor the child the parent's.
+ */
 static void lib_writer(unsigned w, unsigned inc)
 {
 	struct kmsg_log *log;
-	char text[300];
 	if (kmsg_log_open(&log, log_path, KMSG_OPEN_WRITE))
 		_exit(1);
 	for (unsigned i = 0;; i++) {
-		struct kmsg_entry e = KMSG_ENTRY_INIT;
-		e.text = text;
-		e.text_len = make_text(text, sizeof(text), w, inc, i);
-		int64_t t0 = now_ns();
-		int r = kmsg_log_append(NULL, log, &e);
-		int64_t dt = now_ns() - t0;
-		int64_t m = atomic_load(&sh->max_wait_ns);
-		while (dt > m && !atomic_compare_exchange_weak(&sh->max_wait_ns, &m, dt))
-			;
-		if (r == KMSG_EBUSY) {
-			/* within the bound, but the record was not written:
-			 * write the same number again so the run stays whole */
-			atomic_fetch_add(&sh->busy, 1);
+		if (append_one(log, w, inc, i)) {
 			i--;
 			continue;
 		}
-		if (r) {
-			atomic_fetch_add(&sh->errors, 1);
-			_exit(2);
+		if (w != 0 || i % FORK_EVERY != FORK_EVERY - 1)
+			continue;
+		uint64_t n = atomic_fetch_add(&sh->forks, 1);
+		if (n >= MAX_INC)
+			continue;  /* every child's text must be its own */
+		pid_t c = fork();
+		if (c == 0) {
+			for (unsigned j = 0; j < FORK_RECORDS; j++)
+				if (append_one(log, FORK_SLOT, (unsigned)n, j))
+					j--;
+			_exit(0);
 		}
-		atomic_fetch_add(&sh->appends, 1);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
 	}
 }
 
@@ -220,7 +256,7 @@ static uint64_t check_log(unsigned slots, uint64_t max_holes)
 	struct kmsg_log *log;
 	struct kmsg_reader *r;
 	struct kmsg_record rec;
-	struct run *runs = calloc((size_t)slots * MAX_INC, sizeof(*runs));
+	struct run *runs = calloc((size_t)(FORK_SLOT + 1) * MAX_INC, sizeof(*runs));
 	uint64_t prev = 0, n = 0, holes = 0;
 	int rc;
 
@@ -239,7 +275,8 @@ static uint64_t check_log(unsigned slots, uint64_t max_holes)
 			break;  /* the newest appends never finished */
 		}
 		prev = rec.seq;
-		if (!text_ok(&rec, &w, &inc, &i) || w >= slots || inc >= MAX_INC) {
+		if (!text_ok(&rec, &w, &inc, &i) || (w >= slots && w != FORK_SLOT) ||
+		    inc >= MAX_INC) {
 			check(0, "seq %lu: text not as written: %.*s", (unsigned long)rec.seq,
 			      (int)rec.text_len, rec.text);
 			continue;
@@ -395,10 +432,10 @@ int main(int argc, char **argv)
 	double max_wait = (double)atomic_load(&sh->max_wait_ns);
 	check(max_wait <= BOUND_NS * 1.2, "an append waited %.1f ms, over the bound", max_wait / 1e6);
 	check(sh->errors == 0, "%lu appends failed", (unsigned long)sh->errors);
-	printf("stress: %.0f s, %lu kills, %lu stops, %lu library appends (%lu busy), "
+	printf("stress: %.0f s, %lu kills, %lu stops, %lu forks, %lu library appends (%lu busy), "
 	       "%lu records checked, longest append %.1f ms\n", seconds, kills, stops,
-	       (unsigned long)sh->appends, (unsigned long)sh->busy, (unsigned long)checked,
-	       max_wait / 1e6);
+	       (unsigned long)sh->forks, (unsigned long)sh->appends, (unsigned long)sh->busy,
+	       (unsigned long)checked, max_wait / 1e6);
 	if (log_path == pathbuf) {
 		unlink(log_path);
 		rmdir(tmpl);
