@@ -8,8 +8,9 @@
  * to the log it came from) with a file and data size of the dump's own.
  * The records keep their sequence numbers, times, boot id, pid, caller,
  * priority, flags, text and fields; only their position field and CRC
- * change for where they now lie.  The counters (evicted, damaged,
- * takeovers) and clear_seq are the source's at the start of the dump.
+ * change for where they now lie.  The counters (evicted, damaged, and
+ * the holes of unfinished appends, in the first format's takeovers
+ * word) and clear_seq are the source's at the start of the dump.
  *
  * THE LAYOUT, AND WHY
  *
@@ -163,6 +164,7 @@ static int make_plan(struct plan *p, const struct kmsg_log *log)
 		kmsg_log_stat(&st, (struct kmsg_log *)log);
 		atomic_store_explicit(&h->d.evicted, st.evicted, memory_order_relaxed);
 		atomic_store_explicit(&h->d.damaged, st.damaged, memory_order_relaxed);
+		atomic_store_explicit(&h->d.takeovers, st.holes, memory_order_relaxed);
 	}
 	/* The numbering's identity goes with the records: a position kept
 	 * from the log resolves in its dump. */
@@ -300,7 +302,8 @@ static int put_record(struct gz_out *g, const struct kmsg_record *rec, uint64_t 
 	h.text_len = (uint16_t)rec->text_len;
 	h.fields_len = (uint16_t)rec->fields_len;
 	h.prio = (uint8_t)(rec->facility << 3 | rec->level);
-	h.flags = rec->flags & KMSG_FRAGMENT ? REC_FRAGMENT : 0;
+	h.flags = (rec->flags & KMSG_FRAGMENT ? REC_FRAGMENT : 0) |
+		  (rec->flags & KMSG_BEGIN ? REC_BEGIN : 0);
 	h.owner = REC_MAGIC & 0xff;      /* a record of the first format */
 	h.spare = REC_MAGIC >> 8;
 	memcpy(p, &h, REC_HDR);
@@ -316,9 +319,11 @@ static int put_record(struct gz_out *g, const struct kmsg_record *rec, uint64_t 
 
 /*
  * After the reader found nothing more: is a record below N still on its
- * way?  A block below N may be in the middle of its append: the reader
- * waits for it as writers do (ring.c, STALLED WRITERS), and then steps
- * over it as a hole; until then, look again a little later.
+ * way?  A block below N may be in the middle of its append, its writer
+ * descheduled (a loaded machine does that for milliseconds) or stopped:
+ * look again a little later, for as long as a reader that may not write
+ * waits for one (READ_STALL_NS); after that the dump ends without it,
+ * and says so (its readers see the number missing at the end).
  */
 static int worth_waiting(const struct kmsg_reader *r, uint64_t n, int64_t *since)
 {
@@ -328,7 +333,7 @@ static int worth_waiting(const struct kmsg_reader *r, uint64_t n, int64_t *since
 		return 0;
 	if (!*since)
 		*since = now;
-	else if (now - *since > 2 * STALL_NS)
+	else if (now - *since > READ_STALL_NS)
 		return 0;
 	kmsg__nap(50000);
 	return 1;
@@ -1013,6 +1018,7 @@ int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t hea
 	st->clear_seq = atomic_load(&h.d.clear_seq);
 	st->evicted = atomic_load(&h.d.evicted);
 	st->damaged = atomic_load(&h.d.damaged);
+	st->holes = atomic_load(&h.d.takeovers);  /* as log.c reads a first-format log */
 	memset(&fake, 0, sizeof(fake));
 	fake.version = KMSG_FORMAT_V1;
 	fake.dyn1 = &h.d;

@@ -216,7 +216,9 @@ int kmsg_log_stat(struct kmsg_stat *st, struct kmsg_log *log)
 		st->clear_seq = atomic_load(&d->clear_seq);
 		st->evicted = atomic_load(&d->evicted);
 		st->damaged = atomic_load(&d->damaged);
-		st->holes = 0;
+		/* its dead writers' appends, taken over: finished or not,
+		 * the same event as a hole (a dump keeps holes there) */
+		st->holes = atomic_load(&d->takeovers);
 	} else {
 		const struct kmsg_aux *a = log->aux;
 		st->clear_seq = atomic_load(&a->clear_seq);
