@@ -1163,7 +1163,7 @@ int64_t out_gaps_flush(struct output *o, int force)
 {
 	int64_t now;
 
-	if (!o->held_lost.n && !o->held_damaged.n)
+	if (!o->held_lost.n && !o->held_unfinished.n && !o->held_damaged.n)
 		return 0;
 	now = cli_now_ns(CLOCK_MONOTONIC);
 	if (now < o->gap_next_ns && !force)
@@ -1171,6 +1171,8 @@ int64_t out_gaps_flush(struct output *o, int force)
 	/* What came before the gap reaches the terminal before the news. */
 	out_flush(o);
 	print_gap(&o->held_lost, "", "lost", ": the writers overtook this reader");
+	print_gap(&o->held_unfinished, "unfinished ", "skipped",
+		  ": the writer died, or was stopped and wrote it again later");
 	print_gap(&o->held_damaged, "damaged ", "skipped", "");
 	o->gap_next_ns = now + NS_PER_SEC;
 	return 0;
@@ -1188,7 +1190,8 @@ static void hold_gap(struct gap_count *c, uint64_t n, const struct kmsg_record *
 
 void out_gaps(struct output *o, const struct kmsg_record *rec)
 {
-	hold_gap(&o->held_lost, rec->lost, rec);
+	hold_gap(rec->flags & KMSG_UNFINISHED ? &o->held_unfinished : &o->held_lost,
+		 rec->lost, rec);
 	hold_gap(&o->held_damaged, rec->damaged, rec);
 	out_gaps_flush(o, 0);
 }

@@ -128,7 +128,7 @@ struct output {
 	struct gap_count {
 		uint64_t n, gaps, last_seq;
 		int at_end;   /* the last gap had no record after it */
-	} held_lost, held_damaged;
+	} held_lost, held_unfinished, held_damaged;
 	int64_t gap_next_ns;  /* CLOCK_MONOTONIC: when a line may be printed */
 };
 

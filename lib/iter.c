@@ -2,8 +2,9 @@
  * iter.c - the read path: one record at a time from a position, and
  * finding a position by number or time.  The checks a reader makes
  * (R1-R5) and why they suffice are in the overview at the top of ring.c.
- * A reader never stores to the mapping, so read permission on the file
- * is all it needs.
+ * A reader stores to the mapping only to pass a stalled writer's block
+ * when its handle may write (kmsg__ring_give_up), so read permission on
+ * the file is all it needs.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -35,6 +36,31 @@ static void unfloor(struct kmsg_iter *it)
 		it->expect = it->floor_seq;
 }
 
+/*
+ * H2: has head passed pos since the window w was loaded?  Then *head is
+ * where to go on.  A head more than a lap past w's end is either writers
+ * that lapped this reader while it was descheduled or a hostile word: the
+ * window as it is now, which bounds head by resv, tells which.
+ */
+static int overtaken_at(const struct kmsg_log *log, uint64_t pos, const struct window *w,
+			uint64_t *head)
+{
+	uint64_t h2 = kmsg__ring_head(log);
+	struct window now;
+
+	if (pos >= h2)
+		return 0;
+	if (h2 <= w->end + log->data_size) {
+		*head = h2;
+		return 1;
+	}
+	if (kmsg__ring_window(log, &now) == 0 && pos < now.head) {
+		*head = now.head;
+		return 1;
+	}
+	return 0;
+}
+
 static void restart_at_head(struct kmsg_iter *it, uint64_t head)
 {
 	it->pos = head;
@@ -59,7 +85,7 @@ static int end_gap(struct kmsg_iter *it, const struct window *w, struct kmsg_rec
 	gap = w->end_seq - it->expect;
 	*rec = (struct kmsg_record){
 		.seq = w->end_seq,
-		.flags = KMSG_GAP,
+		.flags = KMSG_GAP | (it->holes && !it->overtaken ? KMSG_UNFINISHED : 0),
 		.lost = it->overtaken || it->holes ? gap : 0,
 		.damaged = it->overtaken || it->holes ? 0 : gap,
 		.seq_id = kmsg__ring_seq_id(it->log),
@@ -185,8 +211,8 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 				continue;
 			}
 			{
-				uint64_t h2 = kmsg__ring_head(log);
-				if (pos < h2 && h2 <= w.end + D) {
+				uint64_t h2;
+				if (overtaken_at(log, pos, &w, &h2)) {
 					restart_at_head(it, h2);
 					continue;
 				}
@@ -216,8 +242,8 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 		}
 		atomic_thread_fence(memory_order_acquire);                             /* H2 */
 		{
-			uint64_t h2 = kmsg__ring_head(log);
-			if (pos < h2 && h2 <= w.end + D) {
+			uint64_t h2;
+			if (overtaken_at(log, pos, &w, &h2)) {
 				restart_at_head(it, h2);
 				continue;
 			}
@@ -264,7 +290,8 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 				.facility = hd.prio >> 3,
 				.level = hd.prio & 7,
 				.flags = (hd.flags & REC_FRAGMENT ? KMSG_FRAGMENT : 0) |
-					 (hd.flags & REC_BEGIN ? KMSG_BEGIN : 0),
+					 (hd.flags & REC_BEGIN ? KMSG_BEGIN : 0) |
+					 (gap && it->holes && !it->overtaken ? KMSG_UNFINISHED : 0),
 				.text = (const char *)it->buf + REC_HDR,
 				.text_len = hd.text_len,
 				.fields = it->buf + REC_HDR + hd.text_len,

@@ -286,13 +286,14 @@ static int take(struct kmsg_joiner *j, struct kmsg_record *rec)
 		return err;
 	if ((rec->lost | rec->damaged) && !(rec->flags & KMSG_GAP) && (j->nused || j->qlen)) {
 		struct kmsg_record gap = {
-			.seq = rec->seq, .flags = KMSG_GAP,
+			.seq = rec->seq, .flags = KMSG_GAP | (rec->flags & KMSG_UNFINISHED),
 			.lost = rec->lost, .damaged = rec->damaged,
 		};
 		err = queue_alone(j, &gap);
 		if (err)
 			return err;
 		rec->lost = rec->damaged = 0;
+		rec->flags &= ~(unsigned)KMSG_UNFINISHED;
 	}
 	if (rec->flags & KMSG_GAP)
 		return queue_alone(j, rec);

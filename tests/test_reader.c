@@ -53,6 +53,7 @@ Test(reader, overrun_reader_is_told_exactly_how_many_it_lost)
 	cr_assert_eq(next_rec(r, &rec), 1);
 	cr_assert_eq(rec.seq, st.first_seq, "continues at the oldest record");
 	cr_assert_eq(rec.lost, st.first_seq - 2, "lost %lu", (unsigned long)rec.lost);
+	cr_assert_eq(rec.flags & KMSG_UNFINISHED, 0, "evicted unread, not unfinished");
 	uint64_t n = 1;
 	while (next_rec(r, &rec) == 1) {
 		cr_assert_eq(rec.lost, 0);

@@ -522,6 +522,7 @@ Test(ring, a_writer_dead_at_any_stage_is_a_hole_passed_at_once)
 		cr_assert_eq(rec.seq, 4, "stage %d", stage);
 		cr_assert_str_eq(rec.text[0] == 'a' ? "after" : "?", "after");
 		cr_assert_eq(rec.lost, 1, "the unfinished append is counted exactly");
+		cr_assert(rec.flags & KMSG_UNFINISHED, "and said to be one");
 		cr_assert_eq(rec.damaged, 0);
 		took = tu_now_ns(CLOCK_MONOTONIC) - t0;
 		cr_assert_lt(took, 1000 * 1000 * 1000, "took %lld ns", (long long)took);
@@ -573,7 +574,7 @@ Test(ring, a_read_lock_on_a_dead_writers_bytes_does_not_keep_it_alive)
 	cr_assert_eq(next_rec(r, &rec), 1);
 	cr_assert_eq(next_rec(r, &rec), 1);
 	cr_assert_eq(next_rec(r, &rec), 1, "the hole at the end is reported");
-	cr_assert_eq(rec.flags, KMSG_GAP);
+	cr_assert_eq(rec.flags, KMSG_GAP | KMSG_UNFINISHED, "an unfinished append, said so");
 	cr_assert_eq(rec.lost, 1);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);

@@ -103,14 +103,16 @@ struct known { uint64_t seq, digest; };
 static struct known *known;
 static size_t nknown, known_cap;
 
-/* Everything a reader returns of a record, folded: equal digests for one
+/* Everything a reader returns of a record, folded (of its flags, its
+ * own, not those that tell of the gap before it): equal digests for one
  * number mean the record came back as written. */
 static uint64_t digest(const struct kmsg_record *r)
 {
 	uint32_t a, b;
 	int64_t id[6] = { r->real_ns, r->boot_ns, (int64_t)r->boot_id,
 			  (int64_t)r->pid << 32 | r->caller,
-			  (int64_t)(r->facility << 16 | r->level << 8 | r->flags),
+			  (int64_t)(r->facility << 16 | r->level << 8 |
+				    (r->flags & (KMSG_FRAGMENT | KMSG_BEGIN))),
 			  (int64_t)r->text_len };
 	a = kmsg__crc32c_extend(0, id, sizeof(id));
 	a = kmsg__crc32c_extend(a, r->text, r->text_len);

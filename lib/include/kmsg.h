@@ -39,7 +39,7 @@ enum {
 	KMSG_ETOOLONG  = -1003, /* text longer than the log's maximum */
 	KMSG_EFIELD    = -1004, /* a field key breaks the key rule, or fields too big */
 	KMSG_EPRIO     = -1005, /* facility or level out of range */
-	KMSG_EBUSY     = -1006, /* stopped writers' blocks fill half the ring */
+	KMSG_EBUSY     = -1006, /* writers stopped mid-append hold the room */
 	KMSG_ERDONLY   = -1007, /* the log was opened for reading only */
 	KMSG_ESEQ      = -1008, /* the sequence or position space is exhausted */
 	KMSG_ESIZE     = -1009, /* a requested log size is out of range */
@@ -57,6 +57,8 @@ const char *kmsg_strerror(int code);
 
 #define KMSG_DEFAULT_SIZE      (1024u * 1024u) /* bytes, whole file */
 #define KMSG_MIN_SIZE          8192u
+#define KMSG_FILE_OVERHEAD     4480u  /* bytes of a log file besides its ring:
+                                         headers and the auxiliary area */
 #define KMSG_MAX_SIZE          (UINT64_C(1) << 46) /* 64 TiB */
 #define KMSG_DEFAULT_MAX_TEXT  1024u
 #define KMSG_MAX_TEXT_LIMIT    65535u
@@ -150,7 +152,7 @@ enum kmsg_file_change {
  * long-lived reader (kmsg follow) that wants to notice, as tail -F does,
  * a log that was removed, replaced or resized under it and open it again.
  * Returns a kmsg_file_change, or a negative code if path cannot be looked
- * at for another reason.  Costs three system calls.  After GONE or
+ * at for another reason.  Costs a few system calls.  After GONE or
  * REPLACED the old file is still there to read to its end (it stays
  * while mapped); after RESIZED or REWRITTEN it is not: reading through
  * the old mapping may find pages past the file's end.
@@ -174,8 +176,8 @@ struct kmsg_stat {
 	uint64_t holes;         /* appends whose writer died or was stopped
 	                           before finishing, passed over, ever */
 	/* The numbering's identity: a sequence number names a record only
-	 * with it.  Renewed when numbers may repeat (a writer rebuilt the
-	 * header: after every reboot, or damage); the numbers below
+	 * with it.  Renewed when numbers may repeat (the first writer of
+	 * each boot, and a writer that rebuilt a damaged header); the numbers below
 	 * seq_id_since keep their records.  The two identities before it,
 	 * 0 if none, resolve older positions: see kmsg(5). */
 	uint64_t seq_id;
@@ -219,6 +221,10 @@ enum {
 	                           caller left open ends before it */
 	KMSG_GAP      = 1 << 4, /* (read side) no record: only the gap before
 	                           seq, in lost and damaged (see kmsg_reader_next) */
+	KMSG_UNFINISHED = 1 << 5, /* (read side) the numbers in lost are appends
+	                           that never finished (their writer died, or was
+	                           stopped and passed over, and then appended its
+	                           record again), none a record evicted unread */
 };
 
 #define KMSG_ENTRY_VERSION 1
@@ -280,7 +286,8 @@ struct kmsg_record {
 	uint32_t caller;
 	unsigned facility;
 	unsigned level;
-	unsigned flags;         /* KMSG_FRAGMENT, KMSG_BEGIN, KMSG_PARTIAL, KMSG_GAP */
+	unsigned flags;         /* KMSG_FRAGMENT, KMSG_BEGIN, KMSG_PARTIAL, KMSG_GAP,
+	                           KMSG_UNFINISHED */
 	const char *text;       /* not NUL-terminated; may hold any bytes */
 	size_t text_len;
 	const unsigned char *fields; /* walk with kmsg_field_next() */
@@ -364,7 +371,8 @@ int kmsg_reader_seek_time(struct kmsg_reader *r, int64_t real_ns);
  * returned as a record flagged KMSG_GAP: no text, no fields, seq the
  * number the next record will have, the count in lost or damaged.  Every
  * gap is reported once, in one of these two ways.  An append whose writer
- * died or was passed over before finishing counts as lost.  KMSG_ECHANGED
+ * died or was passed over before finishing counts as lost; where every
+ * number of a gap is such an append, the record says so (KMSG_UNFINISHED).  KMSG_ECHANGED
  * if the file was written over with another log since it was opened.
  *
  * Never sleeps for new records.  At an append still in progress with

@@ -561,6 +561,17 @@ printf 'X' | dd of="$D" bs=1 seek="$off" conv=notrunc status=none
 expect_eq "first|third" "$(paste -sd'|' "$T/got")"
 expect_eq "kmsg: 1 damaged record skipped before seq 3" "$(cat "$T/err")"
 
+case_ "an append that never finished is reported as such, not as damage or overtaking"
+U=$T/unfinished
+printf 'a\nb\nc\n' | "$KMSG" emit -F "$U"
+# The second record (72 bytes from the data's start, at 256) given up:
+# its tag (header bytes 16..23, kmsg(5)) in the state HOLE, 2, as an
+# evictor leaves the block of a writer that died before its commit.
+printf '\112' | dd of="$U" bs=1 seek=$((256 + 72 + 16)) conv=notrunc status=none
+"$KMSG" read -F "$U" -t >"$T/got" 2>"$T/err"
+expect_eq "a|c" "$(paste -sd'|' "$T/got")"
+expect_eq "kmsg: 1 unfinished record skipped before seq 3: the writer died, or was stopped and wrote it again later" "$(cat "$T/err")"
+
 case_ "a flipped byte in the header: read recovers every record from its copy"
 H=$T/flipped
 seq 1 300 | "$KMSG" emit -F "$H" --log-size 64K
