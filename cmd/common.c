@@ -260,8 +260,8 @@ int cli_parse_log_size(uint64_t *out, const char *s, uint32_t max_text,
 		       const char *cmd)
 {
 	/* The smallest log whose ring holds two records of the longest text
-	 * (the library's rule), in whole pages: 256 + 128 bytes of headers. */
-	uint64_t need = 2 * ((64 + (uint64_t)max_text + 7) & ~UINT64_C(7)) + 384, v;
+	 * (the library's rule), in whole pages. */
+	uint64_t need = 2 * ((64 + (uint64_t)max_text + 7) & ~UINT64_C(7)) + KMSG_FILE_OVERHEAD, v;
 
 	need = (need + 4095) & ~UINT64_C(4095);
 	if (need < KMSG_MIN_SIZE)

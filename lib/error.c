@@ -13,7 +13,7 @@ const char *kmsg_strerror(int code)
 	case KMSG_ETOOLONG:  return "message longer than the log's maximum record size";
 	case KMSG_EFIELD:    return "invalid field: keys are 1-64 characters of A-Z, 0-9 and _, starting with a letter, and all fields together at most 4096 bytes";
 	case KMSG_EPRIO:     return "facility or level out of range";
-	case KMSG_EBUSY:     return "no room: writers stopped in the middle of an append hold half the log";
+	case KMSG_EBUSY:     return "no room: writers stopped in the middle of an append (Ctrl-Z, a debugger) hold the log's room; let them go on (fg, kill -CONT) or end them, then append again";
 	case KMSG_ERDONLY:   return "log opened read-only";
 	case KMSG_ESEQ:      return "sequence number space of the log exhausted";
 	case KMSG_ESIZE:     return "log size out of range (8 KiB to 64 TiB, with room for at least two records of the maximum size)";

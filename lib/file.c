@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+_Static_assert(HDR_SIZE + BACKUP_SIZE + AUX_SIZE == KMSG_FILE_OVERHEAD, "kmsg.h's figure");
+
 /* The bytes of a file that are not ring, by format. */
 static uint64_t fixed_bytes(uint32_t version)
 {
@@ -318,6 +320,7 @@ static int upgrade_v1(int fd, const struct kmsg_static *s1, uint64_t have)
 	atomic_store(&aux->clear_seq, sane && clear <= next ? clear : s1->first_seq);
 	atomic_store(&aux->evicted, atomic_load(&d1->evicted) + evicted);
 	atomic_store(&aux->damaged, atomic_load(&d1->damaged));
+	atomic_store(&aux->holes, atomic_load(&d1->takeovers));
 	atomic_store(&aux->ident[0].boot, atomic_load(&d1->boot_id));
 	atomic_store(&aux->ident[0].id, atomic_load(&d1->seq_id));
 	atomic_store(&aux->ident[0].since, atomic_load(&d1->seq_id_since));
@@ -356,7 +359,8 @@ static int upgrade_v1(int fd, const struct kmsg_static *s1, uint64_t have)
 	} else {
 		atomic_store(&dyn2.resv_pos, 1);  /* off its 8-byte grid: rebuilt */
 	}
-	/* The lock word (128) last: until then a first-format writer waits. */
+	/* All but the lock word (128), which stays ours until v1_unlock()
+	 * at the end: until then a first-format writer waits. */
 	memcpy(v1.map + HDR_STATIC + 8, (unsigned char *)&dyn2 + 8, sizeof(dyn2) - 8);
 	if (msync(v1.map, HDR_SIZE, MS_SYNC) < 0) {
 		r = -errno;

@@ -125,7 +125,8 @@
  * reservation: the numbers tell (one missing before the next); else any
  * live writer may be its writer.
  *
- * READER CHECKS (iter.c; no lock, no store to the mapping)
+ * READER CHECKS (iter.c; no lock; no store to the mapping, but that a
+ * reader whose handle may write passes a stalled block as a writer would)
  *
  *	R1  load resv (its number half, the position half, the number half
  *	    again: equal halves mean one state) and head.
@@ -162,8 +163,10 @@
  * walking from resv, at most RECOVER_WALK of them, and the boot word is
  * set.  Every step is idempotent or a compare-and-swap from what was
  * read, so writers that arrive together all do it and none waits for
- * another.  Blocks of an earlier boot that were never finished are holes
- * (their writers are dead).  A header that fails its checks is rebuilt
+ * another.  A block an earlier boot's writer marked but never committed
+ * is a hole (its writer is dead); an unmarked stretch of an earlier boot
+ * is counted as damaged, since nothing tells how many appends it was.
+ * A header that fails its checks is rebuilt
  * from the records by the writer that opens the log (one scan).
  *
  * THE NUMBERING'S IDENTITY

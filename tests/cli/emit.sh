@@ -469,7 +469,10 @@ expect_eq no "$([ -e "$T/new/c.log" ] && echo yes || echo no)" "log created"
 "$KMSG" emit -F "$T/new/c.log" --log-size 5000 x 2>"$T/err"
 expect_grep "must be a multiple of 4 KiB" "$T/err"
 "$KMSG" emit -F "$T/new/c.log" --max-text 4000 --log-size 4K x 2>"$T/err"
-expect_grep "too small: a log with texts of up to 4000 bytes needs at least 12K" "$T/err"
+expect_grep "too small: a log with texts of up to 4000 bytes needs at least 16K" "$T/err"
+"$KMSG" emit -F "$T/new/c.log" --max-text 4000 --log-size 16K x
+expect_eq 0 $? "the size it named is enough"
+rm -f "$T/new/c.log"
 "$KMSG" emit -F "$T/new/c.log" --log-size 100T x 2>"$T/err"
 expect_grep "too large: a log is at most 64T" "$T/err"
 expect_status 2 "$KMSG" emit -F "$T/new/c.log" --max-text 70000 x
