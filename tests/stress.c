@@ -373,7 +373,7 @@ int main(int argc, char **argv)
 		nanosleep(&ts, NULL);
 		unsigned w = (unsigned)rand() % slots;
 		if (rand() % 10 < 3) {
-			/* stopped at a random point, perhaps holding the lock */
+			/* stopped at a random point, perhaps mid-append */
 			struct timespec st = { 0, (rand() % 20000) * 1000L };
 			kill(pid[w], SIGSTOP);
 			nanosleep(&st, NULL);

@@ -192,7 +192,7 @@ static void kill_writer(const char *path, unsigned w, unsigned inc, struct share
 
 /*
  * Four writers append in tight loops (so a kill usually lands inside an
- * append, often inside the lock) while the parent SIGKILLs one at random
+ * append, often between its reservation and its commit) while the parent SIGKILLs one at random
  * every few milliseconds and starts a new incarnation in its place.
  */
 Test(concurrency, writers_killed_at_random_points, .timeout = 600)
