@@ -79,6 +79,9 @@ struct kmsg_log {
 	/* writers (writer.c) */
 	unsigned owner;           /* OWNER_*, or 0 before registration */
 	uint64_t lock_byte;       /* the OFD lock that says we live, 0 if none */
+	unsigned kin_owner;       /* an id whose lock is on our own description
+	                             (a parent's, after a fork that could not
+	                             give us one of our own): alive to us */
 	_Atomic unsigned fork_gen; /* fork generation the registration is of */
 	/* A handle may be shared by threads: these are atomics. */
 	_Atomic int64_t next_probe_ns; /* when to look for followers again */

@@ -38,10 +38,13 @@
  * changing the list at the fork.  It calls only what a child of a
  * threaded parent may: open, dup3, close, mmap, fcntl, clock_gettime,
  * getpid, atomics (mmap is not in POSIX's list, but is a plain system
- * call on Linux).  Where /proc is not mounted the open fails; such a
- * handle notices the bumped fork_gen on its next append and registers
- * then, under handles_lock (threads of the child may append at once),
- * with its parent's description.
+ * call on Linux).  Where /proc is not mounted yet the open fails; such a
+ * handle notices the bumped fork_gen on its next append and tries again
+ * then, under handles_lock (threads of the child may append at once).
+ * Where the open is refused (the parent dropped privileges before the
+ * fork) the child shares the parent's description (share_description()):
+ * neither can see the other's lock then, so the child writes as
+ * OWNER_SHARED, always alive, and takes the parent's id for alive too.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -65,6 +68,27 @@ static uint64_t span_of(unsigned owner)
 }
 
 /*
+ * Does a quarantine entry of this boot wait for id?  Its writer died or
+ * is stopped in the middle of an append; a new writer under the same id
+ * would keep the entry (and the blocks it names) alive for as long as it
+ * lives, so such an id is taken only when no other is free.
+ */
+static int id_quarantined(const struct kmsg_log *log, unsigned id)
+{
+	if (log->private_hdr || !atomic_load_explicit(&log->aux->qactive, memory_order_acquire))
+		return 0;
+	for (int i = 0; i < NQUAR; i++) {
+		const struct kmsg_quar *q = &log->aux->quar[i];
+
+		if (atomic_load_explicit(&q->state, memory_order_acquire) == QUAR_ACTIVE &&
+		    atomic_load_explicit(&q->owner, memory_order_relaxed) == id &&
+		    atomic_load_explicit(&q->boot, memory_order_relaxed) == log->boot_id)
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * Takes an owner id and its lock on the handle's own description: only
  * async-signal-safe calls, for the fork child handler too.
  */
@@ -74,10 +98,13 @@ static int take_owner(struct kmsg_log *log)
 	uint64_t rnd = (start + 1) * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)getpid();
 	int r;
 
-	/* A span of our own, the first byte of a free id ... */
-	for (unsigned i = 0; i < OWNER_MAX; i++) {
+	/* A span of our own, the first byte of a free id (one no stalled
+	 * append names, first) ... */
+	for (unsigned i = 0; i < 2 * OWNER_MAX; i++) {
 		unsigned id = 1 + (unsigned)((start + i) % OWNER_MAX);
 
+		if (i < OWNER_MAX && id_quarantined(log, id))
+			continue;
 		r = kmsg__ofd_lock(log->fd, F_OFD_SETLK, F_WRLCK, span_of(id), 1, NULL);
 		if (r == 0) {
 			log->owner = id;
@@ -130,6 +157,25 @@ static void self_fd_path(char *buf, int fd)
 	*buf = '\0';
 }
 
+/*
+ * A forked child that cannot have a description of its own (it may no
+ * longer open the file: its parent dropped privileges) shares its
+ * parent's, and with it the parent's lock, which neither can see:
+ * F_OFD_GETLK never reports one's own description's locks.  So the child
+ * writes as OWNER_SHARED, which every test takes for alive, and takes the
+ * parent's id for alive itself (kin_owner).  Async-signal-safe.
+ */
+static void share_description(struct kmsg_log *log)
+{
+	if (log->owner && log->owner != OWNER_SHARED)
+		log->kin_owner = log->owner;
+	if (log->owner)
+		log->owner = OWNER_SHARED;
+	log->lock_byte = 0;
+	log->pid = (uint32_t)getpid();
+	atomic_store(&log->fork_gen, atomic_load(&kmsg__fork_gen));
+}
+
 /* The child's half of FORK above, for one handle. */
 static void fork_reopen(struct kmsg_log *log)
 {
@@ -138,8 +184,12 @@ static void fork_reopen(struct kmsg_log *log)
 
 	self_fd_path(path, log->fd);
 	fd = open(path, (log->flags & KMSG_OPEN_WRITE ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+		share_description(log);
+		return;
+	}
 	if (fd < 0)
-		return;  /* registers on its next append */
+		return;  /* registers on its next append (no /proc yet) */
 	if (dup3(fd, log->fd, O_CLOEXEC) < 0) {
 		close(fd);
 		return;
@@ -225,16 +275,18 @@ int kmsg__writer_register(struct kmsg_log *log)
 
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", log->fd);
 		fd = open(self, O_RDWR | O_CLOEXEC);
-		if (fd >= 0) {
-			fd = kmsg__fd_off_stdio(fd);
-			if (fd < 0)
-				return fd;
-			close(log->fd);
-			log->fd = fd;
-			log->follower_registered = 0;
+		if (fd < 0) {
+			/* Without /proc, or without the right to open the
+			 * file: the parent's description it is. */
+			share_description(log);
+			return 0;
 		}
-		/* Without /proc: the parent's description it is; the id is
-		 * new, so liveness is still told right while both live. */
+		fd = kmsg__fd_off_stdio(fd);
+		if (fd < 0)
+			return fd;
+		close(log->fd);
+		log->fd = fd;
+		log->follower_registered = 0;
 	}
 	return take_owner(log);
 }
@@ -257,8 +309,8 @@ int kmsg__writer_alive(const struct kmsg_log *log, unsigned owner, uint64_t boot
 
 	if (boot != log->boot_id || owner == OWNER_NONE || owner > OWNER_SHARED)
 		return 0;
-	if (owner == OWNER_SHARED || owner == log->owner)
-		return 1;  /* our own locks are invisible to us */
+	if (owner == OWNER_SHARED || owner == log->owner || owner == log->kin_owner)
+		return 1;  /* our own description's locks are invisible to us */
 	if (kmsg__ofd_lock(log->fd, F_OFD_GETLK, F_RDLCK, span_of(owner), LOCK_OWNER_SPAN, &fl) < 0)
 		return 1;  /* cannot tell: alive, the bounds still hold */
 	return fl.l_type != F_UNLCK;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -253,5 +254,120 @@ Test(fork, a_child_that_dropped_privileges_appends_through_its_handle)
 	}
 	cr_assert_eq(wait_exit(pid), 0);
 	cr_assert_eq(tu_count(log, NULL, NULL), 2);
+	kmsg_log_close(log);
+}
+
+/*
+ * A daemon opens the log, drops its privileges, then forks: the child may
+ * no longer open the file, so it cannot have a description of its own,
+ * and parent and child share one, whose locks neither can see.  Each must
+ * still take the other for alive: a child stalled in the middle of an
+ * append is then waited for and quarantined, not passed at once as a dead
+ * writer's block, and when it goes on it cannot write over the parent's
+ * newer records.
+ */
+Test(fork, a_daemon_that_dropped_privileges_and_forked_tells_its_child_alive, .timeout = 60)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root, to drop privileges");
+	struct kmsg_log *log = tu_create("d.log", 16384, 0);
+	cr_assert_eq(chmod(tu_path("d.log"), 0600), 0);
+	kmsg_log_close(log);
+	int ready[2], go[2];
+	cr_assert_eq(pipe(ready), 0);
+	cr_assert_eq(pipe(go), 0);
+	pid_t daemon = tu_fork();
+	if (daemon == 0) {
+		struct kmsg_log *d;
+		char c = 0;
+		if (kmsg_log_open(&d, tu_path("d.log"), KMSG_OPEN_WRITE) ||
+		    append_text(d, "the daemon's first", NULL) || setgid(65534) || setuid(65534))
+			_exit(10);
+		unsigned parent_owner = d->owner;
+		/* a change of credentials clears it: set again */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pid_t child = fork();
+		if (child == 0) {
+			struct rec_hdr *blk;
+			uint64_t rpos, seq, len = rec_size(8, 0);
+			unsigned prev;
+			/* gone with the daemon, however that ends: a child
+			 * left waiting would hold the runner's pipes */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(21);
+			close(ready[0]);
+			close(go[1]);
+			if (kmsg__writer_ready(d) ||
+			    !kmsg__writer_alive(d, parent_owner, d->boot_id))
+				_exit(11);  /* the parent taken for dead */
+			if (kmsg__ring_reserve(d, len, &blk, &rpos, &seq, &prev))
+				_exit(12);
+			if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+				_exit(13);
+			/* goes on, long after it was passed: its stores must
+			 * land where nothing else is written */
+			blk->len = (uint32_t)len;
+			blk->seq = seq;
+			blk->owner = (uint8_t)d->owner;
+			blk->boot_id = d->boot_id;
+			blk->prev_owner = (uint8_t)prev;
+			if (kmsg__ring_mark(d, blk, rpos) == 0) {
+				memset((unsigned char *)blk + REC_HDR, 'S', len - REC_HDR);
+				if (kmsg__ring_commit(blk, rpos) == 0)
+					_exit(14);  /* a passed block committed */
+			}
+			_exit(0);
+		}
+		close(ready[1]);
+		close(go[0]);
+		if (read(ready[0], &c, 1) != 1) {
+			/* the child ended before it was ready: why */
+			int st;
+			_exit(waitpid(child, &st, 0) == child && WIFEXITED(st) ? WEXITSTATUS(st) : 15);
+		}
+		unsigned child_owner = (unsigned)(atomic_load(&d->dyn->resv_seq) & 0xff);
+		if (!kmsg__writer_alive(d, child_owner, d->boot_id))
+			_exit(16);  /* the child taken for dead */
+		/* three laps past the child's block: it is waited for once,
+		 * then passed and quarantined */
+		for (int i = 0; i < 600; i++)
+			if (append_text(d, "the daemon goes on", NULL))
+				_exit(17);
+		if (atomic_load(&d->aux->qactive) != 1)
+			_exit(18);
+		if (write(go[1], &c, 1) != 1)
+			_exit(19);
+		int st;
+		if (waitpid(child, &st, 0) != child || !WIFEXITED(st))
+			_exit(20);
+		if (WEXITSTATUS(st))
+			_exit(WEXITSTATUS(st));
+		_exit(0);
+	}
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	int status = wait_exit(daemon);
+	cr_assert_eq(status, 0, "status %d (11: the child took its parent for dead; "
+		     "16: the parent took its child for dead; 14: a passed block was committed)",
+		     status);
+	/* every record there reads back whole, none damaged */
+	cr_assert_eq(kmsg_log_open(&log, tu_path("d.log"), KMSG_OPEN_READ), 0);
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	cr_assert_eq(kmsg_reader_new(&r, log, 0), 0);
+	uint64_t n = 0;
+	while (kmsg_reader_next(r, &rec) == 1) {
+		cr_assert_eq(rec.damaged, 0, "seq %llu", (unsigned long long)rec.seq);
+		if (rec.flags & KMSG_GAP)
+			break;
+		cr_assert_eq(rec.text_len, 18);
+		cr_assert_eq(memcmp(rec.text, "the daemon goes on", 18), 0);
+		n++;
+	}
+	cr_assert_gt(n, 50);
+	kmsg_reader_free(r);
 	kmsg_log_close(log);
 }
