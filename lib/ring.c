@@ -163,11 +163,15 @@
  * walking from resv, at most RECOVER_WALK of them, and the boot word is
  * set.  Every step is idempotent or a compare-and-swap from what was
  * read, so writers that arrive together all do it and none waits for
- * another.  A block an earlier boot's writer marked but never committed
- * is a hole (its writer is dead); an unmarked stretch of an earlier boot
- * is counted as damaged, since nothing tells how many appends it was.
- * A header that fails its checks is rebuilt
- * from the records by the writer that opens the log (one scan).
+ * another.  The walk's end goes into resv with no owner (the old boot's
+ * are dead), but not once the gate is open: a writer of this boot may
+ * have reserved by then, and its id must stay (B1: it opens the gate
+ * before it reserves; the walk loads resv, then the gate).  A block an
+ * earlier boot's writer marked but never committed is a hole (its
+ * writer is dead); an unmarked stretch of an earlier boot is counted as
+ * damaged, since nothing tells how many appends it was.  A header that
+ * fails its checks is rebuilt from the records by the writer that opens
+ * the log (one scan).
  *
  * THE NUMBERING'S IDENTITY
  *
@@ -420,7 +424,8 @@ static void quar_changed(struct kmsg_log *log, int delta)
  * May the entry go?  Once the boot changed, or its stretch holds blocks
  * of a later lap (an entry made from a stale look), or every block in it
  * is done: committed or released, or its writer dead, and the unmarked
- * rest's writer dead.
+ * rest's writer dead.  An entry is written before head passes its
+ * stretch (Q1 before H1), so one still ahead of head is kept like any.
  */
 static int quar_done(const struct kmsg_log *log, const struct kmsg_quar *q)
 {
@@ -433,11 +438,11 @@ static int quar_done(const struct kmsg_log *log, const struct kmsg_quar *q)
 
 	if (boot != log->boot_id)
 		return 1;
-	/* An entry's stretch was passed (it lies behind head), and holds a
-	 * few reservations: anything else is not one a writer made. */
-	if (end > atomic_load_explicit(&log->dyn->head, memory_order_acquire) || pos % REC_ALIGN ||
-	    end - pos > log->data_size / 2 || blocks > NQUAR * 4 ||
-	    end - pos > (uint64_t)(blocks + 1) * 2 * (log->max_rec + REC_HDR))
+	/* A stretch of whole blocks within a lap, as every reservation is
+	 * (a pad and a record may take nearly all of it): anything else is
+	 * not one a writer made. */
+	if (pos % REC_ALIGN || (end - pos) % REC_ALIGN || end == pos ||
+	    end - pos > D - REC_HDR || end >= POS_LIMIT)
 		return 1;
 	for (uint64_t p = pos; p < end;) {
 		uint64_t phys = p % D, tag;
@@ -564,6 +569,11 @@ static void qlist_load(const struct kmsg_log *log, struct qlist *ql)
 		ql->pos[ql->n] = atomic_load_explicit(&q->pos, memory_order_relaxed);
 		ql->len[ql->n] = atomic_load_explicit(&q->len, memory_order_relaxed);
 		ql->idx[ql->n] = i;
+		/* a stretch no writer made (quar_done() lifts it) is not
+		 * stepped over: it could put records off their 8-byte grid */
+		if (ql->pos[ql->n] % REC_ALIGN || ql->len[ql->n] % REC_ALIGN || !ql->len[ql->n] ||
+		    ql->len[ql->n] > log->data_size - REC_HDR)
+			continue;
 		ql->n++;
 	}
 }
@@ -1233,6 +1243,14 @@ static void take_in(struct kmsg_log *log)
 
 	resv_load(log, &pos, &sw);
 	head_load(log, &h, &hs);
+	/* Another writer entered the boot since ours looked, and may have
+	 * reserved since, under its own id, which the compare-and-swaps
+	 * below would overwrite with OWNER_NONE (its block then taken for a
+	 * dead writer's).  It opened the gate before its reservation, and
+	 * resv was loaded (acquire) first: if resv is its, the gate shows
+	 * [B1]; if it reserves later, the compare-and-swaps fail. */
+	if (atomic_load_explicit(&log->aux->boot_id, memory_order_acquire) == log->boot_id)
+		return;
 	p = pos;
 	s = rs_seq(log, sw);
 	for (int n = 0; n < RECOVER_WALK; n++) {
@@ -1581,11 +1599,22 @@ int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct
 		*seq = y < w->end ? hd.seq : 0;
 		/* Passed by a writer already (E1): its own will not write it,
 		 * unless it had marked it first (M1 before E1), which a second
-		 * look at the tag, after pass_to, then sees. */
-		if (!log->private_hdr &&
-		    atomic_load_explicit(&log->aux->pass_to, memory_order_seq_cst) > pos)
-			return __atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_SEQ_CST) == tag
-				? KMSG__BLOCK_HOLE : KMSG__BLOCK_WAIT;
+		 * look at the tag, after pass_to, then sees.  What was passed
+		 * ends at pass_to or at the first block marked by then, which
+		 * a look after pass_to finds: the stretch measured before may
+		 * have taken in a block marked and committed since. */
+		if (!log->private_hdr) {
+			uint64_t to = atomic_load_explicit(&log->aux->pass_to, memory_order_seq_cst);
+
+			if (to > pos) {
+				if (__atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_SEQ_CST) != tag)
+					return KMSG__BLOCK_AGAIN;
+				y = next_mark(log, pos + REC_ALIGN, y, &hd);
+				*len = (y < to ? y : to) - pos;
+				*seq = 0;
+				return KMSG__BLOCK_HOLE;
+			}
+		}
 		if (blocks ? kmsg__writer_alive(log, owner, boot) : kmsg__writers_alive(log, boot))
 			return KMSG__BLOCK_WAIT;
 		if (load_tag(log, phys) != tag)                                     /* L1 */
