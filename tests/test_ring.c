@@ -631,6 +631,28 @@ Test(ring, a_reservation_left_by_a_previous_boot_is_a_hole)
 }
 
 /*
+ * Lets the stopped writer pid go on (a byte on go_fd), which must end
+ * well; then appends more laps: its late stores hit nothing, so nothing
+ * is damaged and every record there reads back, numbers contiguous.
+ */
+static void go_on_and_check(struct kmsg_log *log, pid_t pid, int go_fd, int appends)
+{
+	struct kmsg_stat s;
+	uint64_t first, last;
+	int st;
+
+	cr_assert_eq(write(go_fd, "g", 1), 1);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
+	for (int i = 0; i < appends; i++)
+		tu_append(log, "after it went on");
+	kmsg_log_stat(&s, log);
+	cr_assert_eq(s.damaged, 0);
+	size_t n = tu_count(log, &first, &last);
+	cr_assert_eq(n, last - first + 1, "every record there reads back, no gap");
+}
+
+/*
  * A writer stopped with its block marked and half copied, while others
  * append more than a lap: they wait for it once, at most the bound, then
  * pass it; its stretch is not reused while it may still write there; when
@@ -676,21 +698,77 @@ Test(ring, a_stopped_writer_is_passed_once_and_cannot_scribble, .timeout = 60)
 	}
 	cr_assert_lt(worst, 1000 * 1000 * 1000, "waited %lld ns", (long long)worst);
 	cr_assert_eq(atomic_load(&log->aux->qactive), 1, "its stretch is quarantined");
-	cr_assert_eq(write(go[1], "g", 1), 1);
-	int st;
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
-	/* its late stores hit nothing: another two laps, all intact */
-	for (int i = 0; i < 1000; i++)
-		tu_append(log, "after it went on");
+	go_on_and_check(log, pid, go[1], 1000);
 	struct kmsg_stat s;
 	kmsg_log_stat(&s, log);
-	cr_assert_eq(s.damaged, 0);
 	cr_assert_eq(s.holes, 1);
 	cr_assert_eq(atomic_load(&log->aux->qactive), 0, "released once it let go");
-	uint64_t first, last;
-	size_t n = tu_count(log, &first, &last);
-	cr_assert_eq(n, last - first + 1, "no gap but the oldest evicted");
+	kmsg_log_close(log);
+}
+
+/*
+ * A writer stopped right after its reservation's compare-and-swap, before
+ * it stored anything, where its large record needed a pad to the end of
+ * the lap: the stretch it may still write is the pad and the record,
+ * more than half the ring.  Others append laps past it: the stretch stays
+ * quarantined for as long as the writer lives, so when it goes on, its
+ * pad and its mark land where nothing else is, and every record of the
+ * others reads back.
+ */
+Test(ring, a_writer_stopped_before_its_pad_keeps_its_whole_stretch_quarantined, .timeout = 60)
+{
+	const uint32_t big = 5000;
+	struct kmsg_log *log = tu_create("padq.log", 16384, big);
+	const uint64_t D = log->data_size, len = rec_size(big, 0);
+	int ready[2], go[2];
+	char c;
+
+	/* appends until the rest of the lap is too short for the record
+	 * and long enough for a pad of more than a sixth of the ring */
+	for (;;) {
+		uint64_t room = D - atomic_load(&log->dyn->resv_pos) % D;
+		if (room < len && room > D / 6)
+			break;
+		tu_append(log, "filling the lap up to where a pad is needed");
+	}
+	cr_assert_eq(pipe(ready), 0);
+	cr_assert_eq(pipe(go), 0);
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		struct kmsg_log *w;
+		uint64_t pos, sw, room, seq;
+		if (kmsg_log_open(&w, tu_path("padq.log"), KMSG_OPEN_WRITE) || kmsg__writer_ready(w))
+			_exit(1);
+		/* W4 alone: the pair moved past the pad and the record */
+		pos = atomic_load(&w->dyn->resv_pos);
+		sw = atomic_load(&w->dyn->resv_seq);
+		room = D - pos % D;
+		seq = rs_seq(w, sw);
+		if (!kmsg__cas128(&w->dyn->resv_pos, &pos, &sw, pos + room + len,
+				  rs_make(w, seq + 1, w->owner)))
+			_exit(2);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		/* goes on: its pad, then its record's mark, which finds that
+		 * it was passed */
+		struct rec_hdr pad, *dst = ring_block(w, pos % D);
+		kmsg__rec_pad(&pad, pos, seq, (uint32_t)room, w->owner, rs_owner(sw), 0);
+		memcpy(dst, &pad, REC_HDR);
+		struct rec_hdr *blk = ring_block(w, 0);
+		memset(blk, 0, REC_HDR);
+		blk->len = (uint32_t)len;
+		blk->seq = seq;
+		blk->owner = (uint8_t)w->owner;
+		blk->boot_id = w->boot_id;
+		_exit(kmsg__ring_mark(w, blk, pos + room) == 1 ? 0 : 4);
+	}
+	cr_assert_eq(read(ready[0], &c, 1), 1);
+	for (int i = 0; i < 800; i++) {
+		tu_append(log, "others go on, lap after lap");
+		cr_assert(i < 50 || atomic_load(&log->aux->qactive) == 1,
+			  "the stopped writer's stretch was let go after %d appends", i);
+	}
+	go_on_and_check(log, pid, go[1], 800);
 	kmsg_log_close(log);
 }
 
