@@ -143,7 +143,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 			kmsg__fields_put(dst + REC_HDR + e->text_len, e);
 		crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(dst, (uint32_t)len), seq, rpos,
 					   lenword);
-		__atomic_store_n(&blk->crc, crc, __ATOMIC_RELAXED);
+		__atomic_store_n(&blk->crc, crc, __ATOMIC_RELEASE);  /* W6, pairs with D1 */
 		if (kmsg__ring_commit(blk, rpos) == 0)                              /* W7 */
 			break;
 	}

@@ -412,7 +412,7 @@ static int dump_once(uint64_t *count, struct gz_out *g, struct kmsg_log *log)
 	if (p.span - used >= REC_HDR && p.span - used <= p.data_size / 2) {
 		struct rec_hdr pad;
 
-		kmsg__rec_pad(&pad, head + used, p.next_seq, (uint32_t)(p.span - used), 0, 0, 1);
+		kmsg__rec_pad(&pad, head + used, p.next_seq, (uint32_t)(p.span - used), 0, 0, 0, 1);
 		err = put_bytes(g, &pad, REC_HDR);
 		used += REC_HDR;
 	}

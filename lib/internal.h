@@ -211,9 +211,13 @@ uint64_t kmsg__rec_check_at(const struct kmsg_log *log, uint64_t pos, uint64_t p
 			    const unsigned char *p, struct rec_hdr *hd);
 /* The same for the block at pos in the mapping. */
 uint64_t kmsg__rec_check(const struct kmsg_log *log, uint64_t pos, struct rec_hdr *hd);
-/* A committed pad block at pos of len bytes, numbered seq. */
+/*
+ * A committed pad block at pos of len bytes, numbered seq.  In format 2
+ * it names its writer, the writer of the block before it and its boot,
+ * as a record does (ring.c, stretch_owner()); in format 1 none.
+ */
 void kmsg__rec_pad(struct rec_hdr *pad, uint64_t pos, uint64_t seq, uint32_t len,
-		   unsigned owner, unsigned prev_owner, int v1);
+		   unsigned owner, unsigned prev_owner, uint64_t boot_id, int v1);
 /* The checksum of the static header (bytes 0..123). */
 uint32_t kmsg__hdr_crc(const void *hdr);
 /* Fields: the bytes they take (KMSG_EFIELD, KMSG_EINVAL), and writing them. */

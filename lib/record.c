@@ -96,7 +96,7 @@ uint64_t kmsg__rec_check(const struct kmsg_log *log, uint64_t pos, struct rec_hd
 }
 
 void kmsg__rec_pad(struct rec_hdr *pad, uint64_t pos, uint64_t seq, uint32_t len,
-		   unsigned owner, unsigned prev_owner, int v1)
+		   unsigned owner, unsigned prev_owner, uint64_t boot_id, int v1)
 {
 	memset(pad, 0, sizeof(*pad));
 	pad->len = len;
@@ -106,6 +106,7 @@ void kmsg__rec_pad(struct rec_hdr *pad, uint64_t pos, uint64_t seq, uint32_t len
 	pad->owner = (uint8_t)(v1 ? REC_MAGIC & 0xff : owner);
 	pad->spare = (uint8_t)(v1 ? REC_MAGIC >> 8 : 0);
 	pad->prev_owner = v1 ? 0 : prev_owner & 0xff;
+	pad->boot_id = v1 ? 0 : boot_id;
 	pad->crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(pad, REC_HDR), seq, pos,
 					rec_lenword(pad));
 }

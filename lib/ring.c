@@ -57,7 +57,10 @@
  *	    committed the same way, first); then load pass_to [M2]: past the
  *	    block means an evictor passed it while it had no tag: release it
  *	    and go back to W2.
- *	W6  copy the text and fields, summing the checksum; store it.
+ *	W6  copy the text and fields, summing the checksum; store it
+ *	    (release: an untagged block whose checksum is right is damage
+ *	    only if its tag is the same after the checksum is loaded [D1,
+ *	    D2], tag_damaged()).
  *	W7  commit: tag from RESERVED to COMMITTED by compare-and-swap [C1];
  *	    if it fails an evictor made it a HOLE: release it, back to W2.
  *	W8  wake followers (wake.c).
@@ -120,7 +123,8 @@
  * committed after the first look, and then died (an emit that finished
  * and exited while a reader was descheduled), is looked at again, not
  * taken for a hole.  An unmarked block's writer is known from the
- * reservation after it (its prev_owner; resv's owner for the newest),
+ * reservation after it (its prev_owner and boot, which a pad names as a
+ * record does; resv's owner for the newest),
  * which names the stretch's first writer only if the stretch is one
  * reservation: the numbers tell (one missing before the next); else any
  * live writer may be its writer.
@@ -350,22 +354,33 @@ static uint64_t next_mark(const struct kmsg_log *log, uint64_t from, uint64_t to
 }
 
 /*
- * Is the untagged block at pos a record that was whole, its tag alone
- * damaged?  A record's checksum covers its position (not the tag word),
- * and no record still on its way has it right: it is stored after the
- * mark (W6 after W5).  Such a block is damage, not a writer to wait for.
- * (A pad is written whole before its mark, so a pad cannot tell.)
+ * Is the block at pos, whose tag was loaded as `tag` (not marking pos), a
+ * record that was whole, its tag alone damaged?  A record's checksum
+ * covers its position (not the tag word), and its writer stores it after
+ * the mark (W6 after M1).  So the checksum is loaded first [D1, pairs
+ * with W6's release], and the tag again after the body [D2]: a tag
+ * still as it was means no writer marked the block, and a checksum that
+ * is right is then damage, not a writer to wait for.  (A writer that
+ * marked and committed it since the first look leaves a tag that has
+ * changed: not damage.)  A pad is written whole before its mark, so a
+ * pad cannot tell.
  */
-static int tag_damaged(const struct kmsg_log *log, uint64_t pos, uint64_t phys)
+static int tag_damaged(const struct kmsg_log *log, uint64_t pos, uint64_t phys, uint64_t tag)
 {
+	const struct rec_hdr *b = ring_block(log, phys);
+	uint32_t crc = __atomic_load_n(&b->crc, __ATOMIC_ACQUIRE);                  /* D1 */
 	struct rec_hdr h;
 	uint64_t len;
 
 	memcpy(&h, log->data + phys, REC_HDR);
 	h.tag = pos;
 	len = kmsg__rec_header_at(log, pos, phys, (const unsigned char *)&h);
-	return len && !(h.flags & REC_PAD) && kmsg__rec_crc_finish(kmsg__rec_crc_body(log->data + phys,
-			(uint32_t)rec_size(h.text_len, h.fields_len)), h.seq, pos, rec_lenword(&h)) == h.crc;
+	if (!len || (h.flags & REC_PAD) ||
+	    kmsg__rec_crc_finish(kmsg__rec_crc_body(log->data + phys,
+						    (uint32_t)rec_size(h.text_len, h.fields_len)),
+				 h.seq, pos, rec_lenword(&h)) != crc)
+		return 0;
+	return load_tag(log, phys) == tag;                                          /* D2 */
 }
 
 /*
@@ -378,8 +393,10 @@ static void stretch_owner(uint64_t y, const struct window *w, const struct rec_h
 			  uint64_t blocks, unsigned *owner, uint64_t *boot)
 {
 	if (y < w->end) {
+		/* A pad names its boot too; one from a build before pads
+		 * did says 0, which would make a live writer look dead. */
 		*owner = at_y->prev_owner;
-		*boot = at_y->boot_id;
+		*boot = at_y->boot_id || !(at_y->flags & REC_PAD) ? at_y->boot_id : w->end_boot;
 	} else {
 		*owner = w->end_owner;
 		*boot = w->end_boot;
@@ -853,7 +870,7 @@ static int walk_step(struct kmsg_log *log, struct walk *k, const struct window *
 		k->seq = k->p < w->end ? hd.seq : w->end_seq;
 		return STEP_ON;
 	}
-	if (tag_pos(tag) == k->p || tag_damaged(log, k->p, phys)) {
+	if (tag_pos(tag) == k->p || tag_damaged(log, k->p, phys, tag)) {
 		/* A header with a state no writer stores, or a whole record
 		 * whose tag alone is damaged. */
 		k->damaged++;
@@ -1053,7 +1070,7 @@ int kmsg__ring_reserve_slow(struct kmsg_log *log, uint64_t len, struct rec_hdr *
 		struct rec_hdr *dst = ring_block(log, phys);
 
 		kmsg__rec_pad(&pad, pl.start, *seq, (uint32_t)(pl.rpos - pl.start), log->owner,
-			      *prev_owner, 0);
+			      *prev_owner, log->boot_id, 0);
 		memcpy(dst, &pad, 16);
 		memcpy((unsigned char *)dst + 24, (unsigned char *)&pad + 24, REC_HDR - 24);
 		__atomic_exchange_n(&dst->tag, pl.start, __ATOMIC_SEQ_CST);             /* M1 */
@@ -1580,7 +1597,7 @@ int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct
 		}
 		return KMSG__BLOCK_HOLE;
 	}
-	if (tag_pos(tag) == pos || tag_damaged(log, pos, phys))
+	if (tag_pos(tag) == pos || tag_damaged(log, pos, phys, tag))
 		return KMSG__BLOCK_DAMAGE;  /* failed its checks, or its tag is hit */
 	{
 		uint64_t y = next_mark(log, pos + REC_ALIGN, w->end, &hd), boot, yseq, blocks;

@@ -15,8 +15,9 @@
  * At the end it checks: every stored record passes its checksum and has
  * the exact text its writer sent; sequence numbers are contiguous but for
  * the holes killed writers left, at most one per kill, and nothing is
- * damaged; each writer incarnation's surviving records form a gap-free
- * run (a stopped writer that was passed appends again); no append waited
+ * damaged (in the file, nor as the followers are told); each writer
+ * incarnation's surviving records form a gap-free run (a stopped writer
+ * that was passed appends again); no append waited
  * longer than the bound (1 s); each follower saw or was told about every
  * record.  It prints
  * the figures and a "N passed, N failed" line; the exit status says too.
@@ -426,6 +427,10 @@ int main(int argc, char **argv)
 		      "follower %d: saw %lu + lost %lu + damaged %lu != %lu records in its span", k,
 		      (unsigned long)f->seen, (unsigned long)f->lost, (unsigned long)f->damaged,
 		      (unsigned long)span);
+		/* Nothing damages this file: damage a follower reports is an
+		 * append in progress it misjudged. */
+		check(f->damaged == 0, "follower %d was told of %lu damaged records", k,
+		      (unsigned long)f->damaged);
 		printf("follower %d: saw %lu records, told of %lu lost\n", k,
 		       (unsigned long)f->seen, (unsigned long)f->lost);
 	}

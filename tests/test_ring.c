@@ -752,7 +752,7 @@ Test(ring, a_writer_stopped_before_its_pad_keeps_its_whole_stretch_quarantined, 
 		/* goes on: its pad, then its record's mark, which finds that
 		 * it was passed */
 		struct rec_hdr pad, *dst = ring_block(w, pos % D);
-		kmsg__rec_pad(&pad, pos, seq, (uint32_t)room, w->owner, rs_owner(sw), 0);
+		kmsg__rec_pad(&pad, pos, seq, (uint32_t)room, w->owner, rs_owner(sw), w->boot_id, 0);
 		memcpy(dst, &pad, REC_HDR);
 		struct rec_hdr *blk = ring_block(w, 0);
 		memset(blk, 0, REC_HDR);
@@ -768,6 +768,71 @@ Test(ring, a_writer_stopped_before_its_pad_keeps_its_whole_stretch_quarantined, 
 		cr_assert(i < 50 || atomic_load(&log->aux->qactive) == 1,
 			  "the stopped writer's stretch was let go after %d appends", i);
 	}
+	go_on_and_check(log, pid, go[1], 800);
+	kmsg_log_close(log);
+}
+
+/*
+ * A writer stopped after its reservation and before its mark, where the
+ * next writer's record needed a pad to the end of the lap: the only thing
+ * that names the stopped writer is that pad (its prev_owner and boot).
+ * Others append laps past it: it is a live writer's block, waited for
+ * and passed as a hole (never counted as damage from an earlier boot),
+ * and when it goes on its mark finds it was passed, so it writes nothing
+ * where others now are.
+ */
+Test(ring, a_writer_stopped_before_its_mark_is_known_by_the_pad_after_it, .timeout = 60)
+{
+	static char big[3001];
+	const char *mine = "stopped before its mark";
+	struct kmsg_log *log = tu_create("padafter.log", 16384, sizeof(big));
+	const uint64_t D = log->data_size, small = rec_size(strlen(mine), 0);
+	int ready[2], go[2];
+	char c;
+
+	memset(big, 'b', sizeof(big) - 1);
+	/* room for the stopped writer's block, and then too little for big */
+	for (;;) {
+		uint64_t room = D - atomic_load(&log->dyn->resv_pos) % D;
+		if (room >= small + REC_HDR && room - small < rec_size(sizeof(big) - 1, 0))
+			break;
+		tu_append(log, "filling");
+	}
+	cr_assert_eq(pipe(ready), 0);
+	cr_assert_eq(pipe(go), 0);
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		struct kmsg_log *w;
+		struct rec_hdr *blk;
+		uint64_t rpos, seq;
+		unsigned prev;
+
+		if (kmsg_log_open(&w, tu_path("padafter.log"), KMSG_OPEN_WRITE) ||
+		    kmsg__writer_ready(w) ||
+		    kmsg__ring_reserve(w, small, &blk, &rpos, &seq, &prev) != 0)
+			_exit(1);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		memset(blk, 0, REC_HDR);
+		blk->len = (uint32_t)small;
+		blk->seq = seq;
+		blk->owner = (uint8_t)w->owner;
+		blk->prev_owner = (uint8_t)prev;
+		blk->boot_id = w->boot_id;
+		_exit(kmsg__ring_mark(w, blk, rpos) == 1 ? 0 : 3);
+	}
+	cr_assert_eq(read(ready[0], &c, 1), 1);
+	uint64_t before = atomic_load(&log->dyn->resv_pos);
+	tu_append(log, big);
+	cr_assert_gt(atomic_load(&log->dyn->resv_pos) - before, rec_size(sizeof(big) - 1, 0),
+		     "the record took a pad to the end of the lap");
+	for (int i = 0; i < 800; i++)
+		tu_append(log, "others go on, lap after lap");
+	struct kmsg_stat s;
+	kmsg_log_stat(&s, log);
+	cr_assert_eq(s.damaged, 0, "a live writer's block taken for an earlier boot's");
+	cr_assert_eq(s.holes, 1);
+	cr_assert_eq(atomic_load(&log->aux->qactive), 1, "its block is quarantined");
 	go_on_and_check(log, pid, go[1], 800);
 	kmsg_log_close(log);
 }
