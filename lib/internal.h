@@ -75,6 +75,7 @@ struct kmsg_log {
 	uint64_t batch;           /* eviction runs this far ahead (ring.c) */
 	uint64_t boot_id;
 	uint32_t pid;
+	uint64_t serial;          /* unique among the handles this process opened */
 
 	/* writers (writer.c) */
 	unsigned owner;           /* OWNER_*, or 0 before registration */

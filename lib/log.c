@@ -17,6 +17,10 @@
 
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 
+/* Handles' serial numbers: what a thread remembers of one (ring.c) is
+ * never taken for another's opened at the same address later. */
+static _Atomic uint64_t serials;
+
 static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 {
 	struct kmsg_log *log = calloc(1, sizeof(*log));
@@ -28,6 +32,7 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 		return -ENOMEM;
 	log->fd = fd;
 	log->flags = flags;
+	log->serial = atomic_fetch_add(&serials, 1) + 1;
 	r = kmsg__file_map(log, &repair);
 	if (r < 0) {
 		free(log);

@@ -105,7 +105,9 @@
  * room.  No reservation placed before an entry existed can reach its
  * stretch: until head passes the stalled block every reservation ends
  * 64 bytes before the block's next lap (W3), and a writer loads head
- * (acquire) before the table [Q2].  An entry is lifted once every writer
+ * (acquire) before the table [Q2]; every change to the table bumps qgen
+ * before that H1, so a thread may reuse the table as it loaded it at the
+ * same qgen (qlist_load()).  An entry is lifted once every writer
  * it waits for is done (its block committed or released) or dead, and at
  * the next boot.  A dead writer (its lock gone, or of an earlier boot)
  * needs no entry: it is passed at once.  With the table full a stalled
@@ -531,8 +533,13 @@ static void quar_add(struct kmsg_log *log, uint64_t pos, uint64_t len, uint64_t 
 			uint32_t st = atomic_load_explicit(&q->state, memory_order_acquire);
 
 			if (st == QUAR_ACTIVE &&
-			    atomic_load_explicit(&q->pos, memory_order_relaxed) == pos)
-				return;  /* another evictor's */
+			    atomic_load_explicit(&q->pos, memory_order_relaxed) == pos) {
+				/* another evictor's, which may not have
+				 * bumped qgen yet: this one's H1 must come
+				 * after a bump (qlist_load()) */
+				quar_changed(log, 0);
+				return;
+			}
 		}
 		for (int i = 0; i < NQUAR; i++) {
 			struct kmsg_quar *q = &a->quar[i];
@@ -573,11 +580,45 @@ struct qlist {
 	int idx[NQUAR];   /* the entry in the table */
 };
 
-static void qlist_load(const struct kmsg_log *log, struct qlist *ql)
+/*
+ * The quarantined stretches as this thread last loaded them, and the qgen
+ * it loaded them at: while a stopped writer's stretch stays quarantined,
+ * every reservation takes the slow path, and loading the whole table
+ * each time (NQUAR entries, 32 lines) made each append half again as
+ * slow.  Every change to the table bumps qgen after it, and before head
+ * moves past what it quarantined (Q1, then quar_changed(), then H1; an
+ * evictor that finds another's entry bumps it too); a reserver loads
+ * head, then qgen, then the table [Q2].  So a list loaded at the qgen
+ * read now lacks no entry that the head read now depends on.  Only short
+ * lists are kept: thread-local space stays small.
+ */
+#define QCACHE_N 4
+struct qcache {
+	uint64_t serial;        /* the handle it is of (log->serial), 0 none */
+	uint32_t gen;
+	int n;
+	uint64_t pos[QCACHE_N], len[QCACHE_N];
+	int idx[QCACHE_N];
+};
+static KMSG_TLS struct qcache qcache;
+
+/* The table's active entries into ql; gen is qgen, loaded before [Q2]. */
+static void qlist_load(const struct kmsg_log *log, struct qlist *ql, uint32_t gen)
 {
+	struct qcache *c = &qcache;
+
 	ql->n = 0;
 	if (!atomic_load_explicit(&log->aux->qactive, memory_order_acquire))
 		return;
+	if (c->serial == log->serial && c->gen == gen) {
+		ql->n = c->n;
+		for (int i = 0; i < c->n; i++) {
+			ql->pos[i] = c->pos[i];
+			ql->len[i] = c->len[i];
+			ql->idx[i] = c->idx[i];
+		}
+		return;
+	}
 	for (int i = 0; i < NQUAR; i++) {
 		const struct kmsg_quar *q = &log->aux->quar[i];
 
@@ -592,6 +633,17 @@ static void qlist_load(const struct kmsg_log *log, struct qlist *ql)
 		    ql->len[ql->n] > log->data_size - REC_HDR)
 			continue;
 		ql->n++;
+	}
+	c->serial = 0;
+	if (ql->n <= QCACHE_N) {
+		c->n = ql->n;
+		for (int i = 0; i < ql->n; i++) {
+			c->pos[i] = ql->pos[i];
+			c->len[i] = ql->len[i];
+			c->idx[i] = ql->idx[i];
+		}
+		c->gen = gen;
+		c->serial = log->serial;
 	}
 }
 
@@ -1031,7 +1083,7 @@ int kmsg__ring_reserve_slow(struct kmsg_log *log, uint64_t len, struct rec_hdr *
 			return KMSG_ESEQ;
 		h = atomic_load_explicit(&log->dyn->head, memory_order_acquire);
 		gen = atomic_load_explicit(&log->aux->qgen, memory_order_acquire);      /* Q2 */
-		qlist_load(log, &ql);
+		qlist_load(log, &ql, gen);
 		err = place(log, &ql, pos, len, &pl);
 		if (err) {
 			/* Entries that may go make room; else the ring is full of
