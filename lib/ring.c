@@ -577,6 +577,7 @@ struct place {
 struct qlist {
 	int n;
 	uint64_t pos[NQUAR], len[NQUAR];
+	uint64_t phys[NQUAR];  /* pos % D: no division per look */
 	int idx[NQUAR];   /* the entry in the table */
 };
 
@@ -597,7 +598,7 @@ struct qcache {
 	uint64_t serial;        /* the handle it is of (log->serial), 0 none */
 	uint32_t gen;
 	int n;
-	uint64_t pos[QCACHE_N], len[QCACHE_N];
+	uint64_t pos[QCACHE_N], len[QCACHE_N], phys[QCACHE_N];
 	int idx[QCACHE_N];
 };
 static KMSG_TLS struct qcache qcache;
@@ -615,6 +616,7 @@ static void qlist_load(const struct kmsg_log *log, struct qlist *ql, uint32_t ge
 		for (int i = 0; i < c->n; i++) {
 			ql->pos[i] = c->pos[i];
 			ql->len[i] = c->len[i];
+			ql->phys[i] = c->phys[i];
 			ql->idx[i] = c->idx[i];
 		}
 		return;
@@ -632,6 +634,7 @@ static void qlist_load(const struct kmsg_log *log, struct qlist *ql, uint32_t ge
 		if (ql->pos[ql->n] % REC_ALIGN || ql->len[ql->n] % REC_ALIGN || !ql->len[ql->n] ||
 		    ql->len[ql->n] > log->data_size - REC_HDR)
 			continue;
+		ql->phys[ql->n] = ql->pos[ql->n] % log->data_size;
 		ql->n++;
 	}
 	c->serial = 0;
@@ -640,6 +643,7 @@ static void qlist_load(const struct kmsg_log *log, struct qlist *ql, uint32_t ge
 		for (int i = 0; i < ql->n; i++) {
 			c->pos[i] = ql->pos[i];
 			c->len[i] = ql->len[i];
+			c->phys[i] = ql->phys[i];
 			c->idx[i] = ql->idx[i];
 		}
 		c->gen = gen;
@@ -661,7 +665,7 @@ static uint64_t quar_conflict(const struct kmsg_log *log, const struct qlist *ql
 	for (int i = 0; i < ql->n; i++) {
 		uint64_t qp = ql->pos[i], ql_ = ql->len[i], base;
 
-		base = p - p % D + qp % D;
+		base = p - kmsg__ring_phys(log, p) + ql->phys[i];
 		for (int k = -1; k <= 1; k++) {
 			uint64_t q;
 
@@ -731,6 +735,7 @@ static int place(struct kmsg_log *log, struct qlist *ql, uint64_t pos,
 				ql->n--;
 				ql->pos[which] = ql->pos[ql->n];
 				ql->len[which] = ql->len[ql->n];
+				ql->phys[which] = ql->phys[ql->n];
 				ql->idx[which] = ql->idx[ql->n];
 				continue;
 			}
