@@ -116,10 +116,29 @@ const char *cli_log_path(const char *file_opt)
 	return NULL;
 }
 
+/* Syncs the directory that holds dir, so that a name just made in it
+ * survives a power cut (the library syncs the log's own directory). */
+static void sync_parent(char *dir)
+{
+	char *slash = strrchr(dir, '/');
+	int fd;
+
+	if (!slash)
+		return;
+	*slash = 0;
+	fd = open(slash == dir ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	*slash = '/';
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
 /*
  * mkdir -p of path's parent directories, mode 0700 (a user's state
- * directory is nobody else's business).  Returns 0, or -errno after
- * saying which directory could not be made.
+ * directory is nobody else's business), each new one synced into its
+ * parent.  Returns 0, or -errno after saying which directory could not
+ * be made.
  */
 static int make_parents(const char *path)
 {
@@ -133,7 +152,9 @@ static int make_parents(const char *path)
 		if (*p != '/')
 			continue;
 		*p = 0;
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		if (mkdir(dir, 0700) == 0) {
+			sync_parent(dir);
+		} else if (errno != EEXIST) {
 			int e = errno;
 			cli_error(dir, "cannot make the log's directory: %s", strerror(e));
 			return -e;

@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -569,8 +571,9 @@ static int dir_of(char *dir, size_t dirsz, const char *path)
  * Makes the new file in path's directory as an unnamed file (O_TMPFILE),
  * so that a creator killed half-way leaves nothing behind; tmp becomes
  * its /proc/self/fd name, for link().  Where the file system cannot (or
- * /proc is missing), a named file "path.new-RANDOM" instead, which a
- * killed creator leaves behind.
+ * /proc is missing), a named file "path.new-RANDOM" instead, write-locked
+ * at LOCK_CREATING for as long as its creator lives: a killed creator
+ * leaves it behind, and the next create removes it (remove_stale_new()).
  */
 static int open_new(int *fd, char *tmp, size_t tmpsz, const char *path, mode_t mode)
 {
@@ -597,7 +600,54 @@ static int open_new(int *fd, char *tmp, size_t tmpsz, const char *path, mode_t m
 		unlink(tmp);
 		return *fd;
 	}
+	kmsg__ofd_lock(*fd, F_OFD_SETLK, F_WRLCK, LOCK_CREATING, 1, NULL);
 	return 0;
+}
+
+/* A temporary file this old and unlocked has no live creator: one locks
+ * it at once after making it. */
+#define STALE_NEW_NS (INT64_C(2) * 1000 * 1000 * 1000)
+
+/*
+ * Removes the named temporary files "path.new-RANDOM" that creators
+ * killed half-way left (open_new()): each one of ours, a regular file,
+ * older than STALE_NEW_NS and with no creator's lock on it.  Best effort:
+ * what cannot be looked at is left alone.
+ */
+static void remove_stale_new(const char *path)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	size_t blen = strlen(base);
+	char dir[4096];
+	struct dirent *de;
+	DIR *d;
+
+	if (dir_of(dir, sizeof(dir), path) < 0 || !(d = opendir(dir)))
+		return;
+	while ((de = readdir(d))) {
+		const char *n = de->d_name;
+		struct stat st, again;
+		int fd, hex = 0;
+
+		if (strncmp(n, base, blen) || strncmp(n + blen, ".new-", 5))
+			continue;
+		while (hex < 16 && isxdigit((unsigned char)n[blen + 5 + hex]))
+			hex++;
+		if (hex != 16 || n[blen + 5 + 16])
+			continue;
+		fd = openat(dirfd(d), n, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    kmsg__clock_ns(CLOCK_REALTIME) -
+		    ((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec) > STALE_NEW_NS &&
+		    kmsg__ofd_lock(fd, F_OFD_SETLK, F_WRLCK, LOCK_CREATING, 1, NULL) == 0 &&
+		    fstatat(dirfd(d), n, &again, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    again.st_dev == st.st_dev && again.st_ino == st.st_ino)
+			unlinkat(dirfd(d), n, 0);
+		close(fd);
+	}
+	closedir(d);
 }
 
 /* Removes the named temporary file of open_new(), if it made one. */
@@ -712,8 +762,10 @@ out:
 int kmsg__file_create(int *fd, const char *path, const struct kmsg_create_opts *o)
 {
 	char tmp[4096];
-	int r = build_new(fd, tmp, sizeof(tmp), path, o);
+	int r;
 
+	remove_stale_new(path);
+	r = build_new(fd, tmp, sizeof(tmp), path, o);
 	if (r < 0)
 		return r;
 	/* link() fails if another creator won the race: use theirs.  For

@@ -261,6 +261,7 @@ static inline unsigned tag_state(uint64_t tag)
 #define LOCK_OWNER_BASE   (LOCK_WRITER_BASE + (UINT64_C(1) << 41))
 #define LOCK_OWNER_SPAN   64u                   /* bytes per owner id */
 #define LOCK_FOLLOWER     (UINT64_C(1) << 61)
+#define LOCK_CREATING     (UINT64_C(1) << 60)  /* a creator's named temporary file */
 
 /* Positions stay below this (the 64-bit space, with room to spare). */
 #define POS_LIMIT (UINT64_C(1) << 62)

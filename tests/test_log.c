@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -592,6 +593,72 @@ Test(log, a_log_being_made_is_never_seen_half_made_nor_left_behind, .timeout = 6
 			strcmp(de->d_name, "l.log");
 	closedir(d);
 	cr_assert_eq(left, 0, "a killed creator left a file behind");
+}
+
+/* Makes dir/name with some bytes, last changed 10 s ago. */
+static int old_file(const char *dir, const char *name)
+{
+	char p[700];
+	struct timespec t[2];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_RDWR | O_CREAT | O_EXCL, 0600);
+	cr_assert_geq(fd, 0, "%s", p);
+	cr_assert_eq(ftruncate(fd, 1 << 20), 0);
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= 10;
+	t[1] = t[0];
+	cr_assert_eq(futimens(fd, t), 0);
+	return fd;
+}
+
+static int exists_in(const char *dir, const char *name)
+{
+	char p[700];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return access(p, F_OK) == 0;
+}
+
+/*
+ * Where O_TMPFILE cannot be used, a creator builds path.new-RANDOM under
+ * that name, locked while it lives.  One a killed creator left (no lock)
+ * is removed by the next create; one a live creator is building, and
+ * files that only look alike, are not.
+ */
+Test(log, a_temporary_file_a_killed_creator_left_is_removed_by_the_next_create)
+{
+	char dir[512], path[600];
+	int ready[2];
+	char c;
+
+	snprintf(dir, sizeof(dir), "%s/stale", tu_dir());
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/l.log", dir);
+	close(old_file(dir, "l.log.new-0123456789abcdef"));
+	close(old_file(dir, "l.log.new-12345"));
+	close(old_file(dir, "m.log.new-0123456789abcdef"));
+	cr_assert_eq(pipe(ready), 0);
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		int fd = old_file(dir, "l.log.new-fedcba9876543210");
+		if (kmsg__ofd_lock(fd, F_OFD_SETLK, F_WRLCK, LOCK_CREATING, 1, NULL) < 0 ||
+		    write(ready[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	cr_assert_eq(read(ready[0], &c, 1), 1);
+
+	struct kmsg_log *log;
+	cr_assert_eq(kmsg_log_create(&log, path, NULL, 0), 0);
+	kmsg_log_close(log);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_assert(!exists_in(dir, "l.log.new-0123456789abcdef"), "a dead creator's file is left");
+	cr_assert(exists_in(dir, "l.log.new-fedcba9876543210"), "a live creator's file was removed");
+	cr_assert(exists_in(dir, "l.log.new-12345"));
+	cr_assert(exists_in(dir, "m.log.new-0123456789abcdef"));
 }
 
 /* ---- logs of the first format ------------------------------------------- */

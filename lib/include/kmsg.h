@@ -111,9 +111,10 @@ int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags);
  * (O_TMPFILE; where the file system cannot, under a temporary name),
  * preallocated (a full disk fails here, never later), synced, and then linked
  * into place and the directory synced, so no reader ever sees a half-made
- * log, a creator killed half-way leaves nothing behind, the new log survives
- * a power cut once this returns, and two racing creators end up sharing one
- * file.  A symlink at path is never followed; an existing
+ * log, a creator killed half-way leaves nothing behind (or, under a
+ * temporary name, a file path.new-RANDOM that the next create of path
+ * removes), the new log survives a power cut once this returns, and two
+ * racing creators end up sharing one file.  A symlink at path is never followed; an existing
  * file is opened as with kmsg_log_open() and opts is ignored, except that
  * it is refused when it is not a regular file (KMSG_ENOTLOG) or is owned by
  * neither the caller nor root (-EPERM): a file someone else planted at the
