@@ -140,6 +140,17 @@ int cli_need_stdout(void);
 uint64_t cli_cut_short(const char *path, const struct kmsg_stat *st);
 
 /*
+ * Has a file mapped here been cut short under the mapping since the last
+ * call (another process truncated the log while it was read or written)?
+ * cli_init() takes the SIGBUS such a file raises as news, not a crash:
+ * the missing page reads as zeros from then on (which the library takes
+ * for damage or an end) and what is written there goes nowhere.  If it
+ * was, says so for path on stderr, with what for the work that was cut
+ * ("read", "written"), and returns 1; else 0.
+ */
+int cli_file_cut(const char *path, const char *what);
+
+/*
  * A progress line for long work, on stderr and only when stderr is a
  * terminal: "kmsg: WHAT: 45% (480.0 MiB of 1.0 GiB)", first drawn half a
  * second into the work and redrawn at most ten times a second.

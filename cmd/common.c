@@ -11,8 +11,10 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -391,8 +393,54 @@ int64_t cli_now_ns(clockid_t clock)
 
 static int stdout_was_closed;
 
+/*
+ * SIGBUS: an access to a page of a mapped file past its end.  Every file
+ * the tool maps is a log or a dump, whose mapping the library reads and
+ * writes with every length checked, so such a fault is the file cut short
+ * under it: a page of zeros goes where the missing one was mapped, the
+ * access goes on, and the fault is counted for cli_file_cut().  Any other
+ * SIGBUS is the crash it always is.  (follow has a handler of its own.)
+ */
+static volatile sig_atomic_t bus_cuts;
+static uintptr_t page_size;
+
+static void on_bus(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	if (si->si_code == BUS_ADRERR && si->si_addr && page_size) {
+		void *page = (void *)((uintptr_t)si->si_addr & ~(page_size - 1));
+
+		if (mmap(page, page_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == page) {
+			bus_cuts = 1;
+			return;
+		}
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+int cli_file_cut(const char *path, const char *what)
+{
+	struct stat sb;
+
+	if (!bus_cuts)
+		return 0;
+	bus_cuts = 0;
+	if (stat(path, &sb) == 0)
+		cli_error(path, "cut short while it was %s: another process truncated the "
+			  "file to %llu bytes; what lay past that is lost to this command",
+			  what, (unsigned long long)sb.st_size);
+	else
+		cli_error(path, "cut short while it was %s: another process truncated "
+			  "or removed the file", what);
+	return 1;
+}
+
 void cli_init(void)
 {
+	struct sigaction sa;
+
 	/* Before anything opens a file: a descriptor among 0-2 that the
 	 * caller left closed ("2>&-", a daemon's children) would go to the
 	 * next file opened, and a log there would take our output as
@@ -407,6 +455,12 @@ void cli_init(void)
 			_exit(EXIT_FAIL);
 	}
 	signal(SIGPIPE, SIG_IGN);
+	page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_bus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
 	atexit(check_stdout);
 }
 

@@ -282,6 +282,14 @@ static int append(struct emitter *em, const char *name, unsigned long long linen
 		cli_lib_error(em->path, r);
 		return MSG_FATAL;
 	}
+	/* A log truncated under us takes appends into pages that are no
+	 * longer the file's: this one may be lost, and so would the rest. */
+	if (cli_file_cut(em->path, "written")) {
+		msg_error(name, lineno, "this message may not be in the log, and the rest "
+			  "of the input is not written: append them again once the log "
+			  "is whole (the next writer restores its size)");
+		return MSG_FATAL;
+	}
 	if (em->echo) {
 		fwrite(em->entry.text, 1, em->entry.text_len, stderr);
 		if (!(em->entry.flags & KMSG_FRAGMENT))

@@ -318,6 +318,10 @@ static int read_log(struct output *o, struct kmsg_log *log, const char *path,
 			cli_lib_error(path, rc);
 			goto out;
 		}
+		if (cli_file_cut(path, "read")) {
+			out_flush(o);
+			goto out;
+		}
 		if (rc == 0) {
 			/* The end: now the lines still waiting for their end.
 			 * -c leaves a line begun in the last moments (and what

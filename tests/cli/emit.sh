@@ -550,4 +550,20 @@ for o in "-p --priority arg" "-t --tag arg" " - --id optarg" "-f --input arg" \
 	expect_grep "^$o\$" "$T/out"
 done
 
+
+case_ "a log truncated under a writer: the rest of the input is not silently lost"
+C=$T/cutemit
+"$KMSG" emit -F "$C" --log-size 1M "first"
+( echo a; sleep 1.5; echo b; sleep 0.5; echo c ) | "$KMSG" emit -F "$C" 2>"$T/cut.err" &
+epid=$!
+for _ in $(seq 100); do  # the writer has the log open and mapped
+	"$KMSG" read -F "$C" 2>/dev/null | grep -q "] a$" && break
+	sleep 0.02
+done
+truncate -s 8192 "$C"
+wait $epid
+expect_eq 1 "$?" "exit status"
+expect_grep "cut short while it was written" "$T/cut.err"
+expect_grep "stdin:2: this message may not be in the log, and the rest of the input is not written" "$T/cut.err"
+
 finish

@@ -731,6 +731,18 @@ expect_status 2 "$KMSG" read -F "$L" --color=sometimes
 expect_status 2 "$KMSG" read -F "$L" --match lower=x
 expect_status 2 "$KMSG" read -F "$L" --since "next tuesday-ish"
 expect_status 2 "$KMSG" read -F "$L" -c -C
+case_ "a log truncated while it is read: an error that says so, not a crash"
+C=$T/cutread
+seq 1 300000 | "$KMSG" emit -F "$C" --log-size 16M
+( "$KMSG" read -F "$C" 2>"$T/cut.err"; echo "status $?" >>"$T/cut.err" ) |
+	( head -c 65536 >/dev/null; echo >"$T/cut.begun"; sleep 1; cat >/dev/null ) &
+rpid=$!
+wait_for "" "$T/cut.begun"  # the reader is in the middle of the log
+truncate -s 8192 "$C"
+wait $rpid
+expect_grep "^status 1$" "$T/cut.err"
+expect_grep "cut short while it was read: another process truncated the file to 8192 bytes" "$T/cut.err"
+
 case_ "dmesg's -w points to kmsg follow"
 expect_status 2 "$KMSG" read -F "$L" -w
 expect_grep "kmsg follow" "$T/err"
