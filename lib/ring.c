@@ -109,7 +109,10 @@
  * before that H1, so a thread may reuse the table as it loaded it at the
  * same qgen (qlist_load()).  An entry is lifted once every writer
  * it waits for is done (its block committed or released) or dead, and at
- * the next boot.  A dead writer (its lock gone, or of an earlier boot)
+ * the next boot; and at once if its stretch holds a block of a later lap,
+ * which no reservation can have put there since: the entry was made from
+ * a stale look (an evictor descheduled between its check of head and its
+ * entry).  A dead writer (its lock gone, or of an earlier boot)
  * needs no entry: it is passed at once.  With the table full a stalled
  * stretch is passed without an entry; a writer resuming in it writes
  * into a block of a later lap, which its tag and checksum then show as
@@ -440,6 +443,33 @@ static void quar_changed(struct kmsg_log *log, int delta)
 }
 
 /*
+ * Does [pos, end) hold the header of a block of a later lap anywhere?  No
+ * reservation reaches a quarantined stretch (QUARANTINE), so one that
+ * does names a stretch that was written over before its entry was made:
+ * an evictor descheduled between its look at the head and its entry
+ * (pass_unmarked()) can make one, up to a ring long, from the unmarked
+ * run it saw.  Every 8 bytes, as a block of the later lap may start
+ * anywhere in it.
+ */
+static int reused_since(const struct kmsg_log *log, uint64_t pos, uint64_t end)
+{
+	const uint64_t D = log->data_size;
+
+	for (uint64_t q = pos; q < end; q += REC_ALIGN) {
+		uint64_t phys = q % D, tag;
+
+		if (D - phys < REC_HDR) {
+			q += D - phys - REC_ALIGN;
+			continue;
+		}
+		tag = tag_pos(load_tag(log, phys));
+		if (tag > q && tag < POS_LIMIT && tag % D == phys)
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * May the entry go?  Once the boot changed, or its stretch holds blocks
  * of a later lap (an entry made from a stale look), or every block in it
  * is done: committed or released, or its writer dead, and the unmarked
@@ -475,9 +505,10 @@ static int quar_done(const struct kmsg_log *log, const struct kmsg_quar *q)
 		if (tag_pos(tag) > p && tag_pos(tag) % D == phys)
 			return 1;  /* reused: the entry was made from a stale look */
 		if (tag_pos(tag) != p) {
-			/* unmarked: its writer has not come back */
+			/* unmarked: its writer has not come back, or the
+			 * entry is stale and p lies within a later block */
 			if (kmsg__writer_alive(log, owner, boot))
-				return 0;
+				return reused_since(log, p, end);
 			p = next_mark(log, p + REC_ALIGN, end, &hd);
 			continue;
 		}

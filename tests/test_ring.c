@@ -838,6 +838,47 @@ Test(ring, a_writer_stopped_before_its_mark_is_known_by_the_pad_after_it, .timeo
 }
 
 /*
+ * An evictor descheduled between its last look at the head and its entry
+ * in the quarantine table makes the entry from a stale look: the stretch
+ * it names (here nearly the whole ring, an unmarked run up to resv as it
+ * was) has been written over by later laps since.  Such an entry must
+ * not keep the ring from every append: the next reservation that meets
+ * it sees the later laps' blocks in it and lifts it.  The stretch starts
+ * in the middle of a record of the later lap, where no tag is.
+ */
+Test(ring, a_quarantine_entry_made_from_a_stale_look_is_lifted_not_kept)
+{
+	struct kmsg_log *log = tu_create("stale.log", 65536, 0);
+	const uint64_t D = log->data_size;
+	struct kmsg_aux *a = log->aux;
+	uint64_t pos;
+
+	for (int i = 0; i < 3000; i++)
+		tu_append(log, "three laps and more of records to write over");
+	/* a position a lap behind head, 8 bytes into a block of today */
+	pos = atomic_load(&log->dyn->head) - D + 8;
+	atomic_store(&a->quar[0].pos, pos);
+	atomic_store(&a->quar[0].len, (uint32_t)(D - 2 * REC_HDR));
+	atomic_store(&a->quar[0].blocks, 40);
+	atomic_store(&a->quar[0].boot, log->boot_id);
+	atomic_store(&a->quar[0].owner, OWNER_SHARED);
+	atomic_store(&a->quar[0].state, QUAR_ACTIVE);
+	atomic_fetch_add(&a->qactive, 1);
+	atomic_fetch_add(&a->qgen, 1);
+	for (int i = 0; i < 3000; i++) {
+		struct kmsg_entry e = KMSG_ENTRY_INIT;
+		e.text = "after the stale entry";
+		e.text_len = strlen(e.text);
+		int r = kmsg_log_append(NULL, log, &e);
+		cr_assert_eq(r, 0, "append %d: %s", i, kmsg_strerror(r));
+	}
+	cr_assert_eq(atomic_load(&a->qactive), 0, "the stale entry is still there");
+	uint64_t first, last;
+	size_t n = tu_count(log, &first, &last);
+	cr_assert_eq(n, last - first + 1, "every record there reads back");
+}
+
+/*
  * fcntl(2) for the library in this program: a test may act at the moment
  * a liveness test asks the kernel about a writer's lock, which is between
  * a reader's look at a block and its verdict on it.
