@@ -600,11 +600,16 @@ static int follow_loop(struct output *o)
 		if (rc == 0)
 			rc = out_flush(o);
 		if (rc == KMSG_ECHANGED && read_err) {
-			/* written over under us: the new log from its start */
+			/* written over under us (the new log from its start),
+			 * or restored to its size after we opened it cut
+			 * short (on from where we were): the path tells */
+			int change = kmsg_log_file_changed(fl.log, fl.path);
+
 			read_err = 0;
 			rc = out_flush(o);
 			if (rc == 0)
-				rc = check_path(o, &read_err, KMSG_FILE_REWRITTEN);
+				rc = check_path(o, &read_err, change > KMSG_FILE_SAME ? change
+								   : KMSG_FILE_REWRITTEN);
 			if (rc)
 				return rc < 0 ? out_fail(o, rc) : rc;
 			continue;

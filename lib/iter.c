@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 
 int kmsg__iter_init(struct kmsg_iter *it, struct kmsg_log *log)
@@ -141,6 +142,21 @@ static void damaged_at(struct kmsg_iter *it, uint64_t pos, uint64_t head, uint64
 	it->pos = to;
 }
 
+/*
+ * Is the block at phys in the part of a log opened cut short that is
+ * mapped as zeros (file.c), while the file has grown since?  A writer that
+ * restored the size writes its records there, where this mapping cannot
+ * see them: what looks unfinished here may be whole in the file.
+ */
+static int grown_under_zeros(const struct kmsg_log *log, uint64_t phys)
+{
+	struct stat st;
+
+	return log->opened_size < log->map_size &&
+	       HDR_SIZE + phys + REC_HDR > log->opened_size &&
+	       fstat(log->fd, &st) == 0 && (uint64_t)st.st_size > log->opened_size;
+}
+
 int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 {
 	struct kmsg_log *log = it->log;
@@ -184,7 +200,11 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 		tag = __atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_ACQUIRE); /* R2 */
 		if (tag != pos) {
 			uint64_t seq = 0;
-			int st = kmsg__ring_unfinished(log, pos, &w,
+			int st;
+
+			if (grown_under_zeros(log, phys))
+				return KMSG_ECHANGED;  /* open it again to see it */
+			st = kmsg__ring_unfinished(log, pos, &w,
 						       it->expect_known ? it->expect : UINT64_MAX,
 						       &len, &seq);
 

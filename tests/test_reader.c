@@ -590,3 +590,52 @@ Test(reader, records_missing_at_the_end_are_reported)
 	kmsg_reader_free(r);
 	kmsg_log_close(log);
 }
+
+/*
+ * A reader that opened the log cut short sees its missing end as zeros.
+ * A writer that opens the log restores its size and appends where those
+ * zeros are mapped: the reader cannot see those records through its
+ * mapping, and must not take them for unfinished appends (a second's
+ * wait, then reported lost).  It is told to open the log again at once.
+ */
+Test(reader, a_reader_of_a_log_cut_short_is_told_when_a_writer_restores_it)
+{
+	struct kmsg_log *log = tu_create("regrow.log", 65536, 0), *r_log, *w;
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	const uint64_t D = log->data_size;
+	char path[1024];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s", tu_path("regrow.log"));
+	/* resv well past the first 8 KiB of the data area */
+	do
+		tu_append(log, "a record to fill the ring with");
+	while (atomic_load(&log->dyn->resv_pos) % D < 16384 ||
+	       atomic_load(&log->dyn->resv_pos) % D > 40000);
+	kmsg_log_close(log);
+	cr_assert_eq(truncate(path, 8192), 0);
+
+	cr_assert_eq(kmsg_log_open(&r_log, path, 0), 0);
+	cr_assert_eq(kmsg_reader_new(&r, r_log, 0), 0);
+	cr_assert_eq(kmsg_reader_seek(r, KMSG_SEEK_END), 0);
+	cr_assert_eq(kmsg_log_open(&w, path, KMSG_OPEN_WRITE), 0);
+	/* the writer took in what survived in the first 8 KiB and goes on
+	 * from there, past it, where the reader maps zeros */
+	for (int i = 0; i < 400; i++)
+		tu_append(w, "written where the reader maps zeros");
+	cr_assert_gt(atomic_load(&w->dyn->resv_pos) % D, 16384);
+
+	int64_t t0 = tu_now_ns(CLOCK_MONOTONIC);
+	int n = 0;
+	while ((rc = kmsg_reader_next(r, &rec)) == 1)
+		n++;
+	int64_t took = tu_now_ns(CLOCK_MONOTONIC) - t0;
+	cr_assert_eq(rc, KMSG_ECHANGED, "after %d records got %d (%s)", n, rc,
+		     rc < 0 ? kmsg_strerror(rc) : "the end");
+	cr_assert_lt(took, 500 * 1000 * 1000, "waited %lld ms", (long long)(took / 1000000));
+	cr_assert_eq(kmsg_log_file_changed(r_log, path), KMSG_FILE_RESIZED);
+	kmsg_reader_free(r);
+	kmsg_log_close(r_log);
+	kmsg_log_close(w);
+}

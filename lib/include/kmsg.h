@@ -373,8 +373,11 @@ int kmsg_reader_seek_time(struct kmsg_reader *r, int64_t real_ns);
  * number the next record will have, the count in lost or damaged.  Every
  * gap is reported once, in one of these two ways.  An append whose writer
  * died or was passed over before finishing counts as lost; where every
- * number of a gap is such an append, the record says so (KMSG_UNFINISHED).  KMSG_ECHANGED
- * if the file was written over with another log since it was opened.
+ * number of a gap is such an append, the record says so (KMSG_UNFINISHED).
+ * KMSG_ECHANGED if the file was written over with another log since it
+ * was opened, or if it was opened cut short (its missing end read as
+ * zeros) and a writer has restored its size since: open it again to read
+ * what that writer wrote there (kmsg_log_file_changed() tells which).
  *
  * Never sleeps for new records.  At an append still in progress with
  * records after it, it waits for that append (microseconds), and for a
