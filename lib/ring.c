@@ -443,10 +443,23 @@ static void quar_changed(struct kmsg_log *log, int delta)
 }
 
 /*
- * Does [pos, end) hold the header of a block of a later lap anywhere?  No
- * reservation reaches a quarantined stretch (QUARANTINE), so one that
- * does names a stretch that was written over before its entry was made:
- * an evictor descheduled between its look at the head and its entry
+ * Is there a whole committed block of a lap after q at q's place (phys)?
+ * Its checksum, which covers its position, must be right: a word that
+ * only looks like such a tag (a stopped writer's timestamp, say) is not
+ * one, and taking it for one would lift a live writer's entry.
+ */
+static int later_block_at(const struct kmsg_log *log, uint64_t q, uint64_t phys)
+{
+	uint64_t t = tag_pos(load_tag(log, phys));
+
+	return t > q && t < POS_LIMIT && t % log->data_size == phys && kmsg__rec_check(log, t, NULL);
+}
+
+/*
+ * Does [pos, end) hold a block of a later lap anywhere?  No reservation
+ * reaches a quarantined stretch (QUARANTINE), so one that does names a
+ * stretch that was written over before its entry was made: an evictor
+ * descheduled between its look at the head and its entry
  * (pass_unmarked()) can make one, up to a ring long, from the unmarked
  * run it saw.  Every 8 bytes, as a block of the later lap may start
  * anywhere in it.
@@ -456,14 +469,13 @@ static int reused_since(const struct kmsg_log *log, uint64_t pos, uint64_t end)
 	const uint64_t D = log->data_size;
 
 	for (uint64_t q = pos; q < end; q += REC_ALIGN) {
-		uint64_t phys = q % D, tag;
+		uint64_t phys = q % D;
 
 		if (D - phys < REC_HDR) {
 			q += D - phys - REC_ALIGN;
 			continue;
 		}
-		tag = tag_pos(load_tag(log, phys));
-		if (tag > q && tag < POS_LIMIT && tag % D == phys)
+		if (later_block_at(log, q, phys))
 			return 1;
 	}
 	return 0;
@@ -502,7 +514,7 @@ static int quar_done(const struct kmsg_log *log, const struct kmsg_quar *q)
 			continue;
 		}
 		tag = load_tag(log, phys);
-		if (tag_pos(tag) > p && tag_pos(tag) % D == phys)
+		if (later_block_at(log, p, phys))
 			return 1;  /* reused: the entry was made from a stale look */
 		if (tag_pos(tag) != p) {
 			/* unmarked: its writer has not come back, or the

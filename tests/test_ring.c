@@ -879,6 +879,58 @@ Test(ring, a_quarantine_entry_made_from_a_stale_look_is_lifted_not_kept)
 }
 
 /*
+ * A writer stopped after it stored its header but before its mark: the
+ * words of that header are anything (here a timestamp that reads as the
+ * tag of a block a few laps on, at the very place it lies).  Its stretch
+ * stays quarantined while others append laps: only a whole block of a
+ * later lap, checksum and all, proves an entry stale.
+ */
+Test(ring, a_stopped_writers_header_that_looks_like_a_later_block_keeps_its_quarantine,
+     .timeout = 60)
+{
+	struct kmsg_log *log = tu_create("lookalike.log", 16384, 0);
+	const uint64_t D = log->data_size;
+	const char *mine = "stopped after its header";
+	const uint64_t len = rec_size(strlen(mine), 0);
+	int ready[2], go[2];
+	char c;
+
+	tu_append(log, "first");
+	cr_assert_eq(pipe(ready), 0);
+	cr_assert_eq(pipe(go), 0);
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		struct kmsg_log *w;
+		struct rec_hdr *blk;
+		uint64_t rpos, seq;
+		unsigned prev;
+
+		if (kmsg_log_open(&w, tu_path("lookalike.log"), KMSG_OPEN_WRITE) ||
+		    kmsg__writer_ready(w) || kmsg__ring_reserve(w, len, &blk, &rpos, &seq, &prev))
+			_exit(1);
+		/* W5's header stores, not yet the mark; real_ns (bytes 24..31)
+		 * is where a block at rpos + 8 would have its tag */
+		blk->len = (uint32_t)len;
+		blk->prev_owner = (uint8_t)prev;
+		blk->seq = seq;
+		blk->real_ns = (int64_t)(rpos + 8 + 5 * D);
+		blk->boot_id = w->boot_id;
+		blk->owner = (uint8_t)w->owner;
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(kmsg__ring_mark(w, blk, rpos) == 1 ? 0 : 3);
+	}
+	cr_assert_eq(read(ready[0], &c, 1), 1);
+	for (int i = 0; i < 2000; i++) {
+		tu_append(log, "others go on, lap after lap");
+		cr_assert(i < 400 || atomic_load(&log->aux->qactive) == 1,
+			  "the stopped writer's stretch was let go after %d appends", i);
+	}
+	go_on_and_check(log, pid, go[1], 400);
+	kmsg_log_close(log);
+}
+
+/*
  * fcntl(2) for the library in this program: a test may act at the moment
  * a liveness test asks the kernel about a writer's lock, which is between
  * a reader's look at a block and its verdict on it.
