@@ -213,7 +213,14 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 			if (st == KMSG__BLOCK_WAIT && waited_out(it, pos)) {
 				if ((log->flags & KMSG_OPEN_WRITE) && it->gave_up != pos + 1) {
 					it->gave_up = pos + 1;
-					kmsg__ring_give_up(log, pos, it->expect);
+					/* the number at pos, if the reader knows
+					 * it: not once overtaken (expect is then
+					 * the last record returned, laps behind),
+					 * nor past a hole or damage */
+					kmsg__ring_give_up(log, pos,
+							   it->expect_known && !it->overtaken &&
+							   !it->holes && !it->in_damage &&
+							   !it->floored ? it->expect : UINT64_MAX);
 					continue;  /* now a hole, or committed */
 				}
 				st = KMSG__BLOCK_HOLE;

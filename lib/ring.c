@@ -726,6 +726,24 @@ static uint64_t quar_conflict(const struct kmsg_log *log, const struct qlist *ql
 	return 0;
 }
 
+/* Lifts entry idx, made from a stale look (place()), if it is still the
+ * stretch [pos, pos + len): 1 if it is gone. */
+static int quar_lift_stale(struct kmsg_log *log, int idx, uint64_t pos, uint64_t len)
+{
+	struct kmsg_quar *q = &log->aux->quar[idx];
+	uint32_t st = QUAR_ACTIVE;
+
+	if (atomic_load_explicit(&q->state, memory_order_acquire) != QUAR_ACTIVE)
+		return 1;
+	if (atomic_load_explicit(&q->pos, memory_order_relaxed) != pos ||
+	    atomic_load_explicit(&q->len, memory_order_relaxed) != len)
+		return 1;  /* changed since the list was loaded: qgen moved */
+	if (atomic_compare_exchange_strong_explicit(&q->state, &st, QUAR_FREE,
+						    memory_order_acq_rel, memory_order_relaxed))
+		quar_changed(log, -1);
+	return 1;
+}
+
 /* Lifts entry idx if it may go (quar_done): 1 if it is gone. */
 static int quar_try_lift(struct kmsg_log *log, int idx)
 {
@@ -773,8 +791,21 @@ static int place(struct kmsg_log *log, struct qlist *ql, uint64_t pos,
 		}
 		if (ql->n && (q = quar_conflict(log, ql, r, len, &which)) != 0) {
 			/* A writer that is done with its stretch, or dead,
-			 * frees it here, when a lap reaches it. */
-			if (log->flags & KMSG_OPEN_WRITE && quar_try_lift(log, ql->idx[which])) {
+			 * frees it here, when a lap reaches it.  A stretch
+			 * whose later lap the reservation's start already
+			 * lies in, or ends within 64 bytes before, was not
+			 * quarantined when reservations reached it: every
+			 * reservation placed after an entry exists ends 64
+			 * bytes before it.  Its entry was made from a stale
+			 * look (an evictor stopped between its look and
+			 * quar_add(), after others passed the stretch and
+			 * lifted theirs); it protects nothing, and kept it
+			 * would refuse every reservation from here. */
+			if (log->flags & KMSG_OPEN_WRITE &&
+			    (r == pl->start && r + REC_HDR > q - ql->len[which]
+				 ? quar_lift_stale(log, ql->idx[which], ql->pos[which],
+						   ql->len[which])
+				 : quar_try_lift(log, ql->idx[which]))) {
 				ql->n--;
 				ql->pos[which] = ql->pos[ql->n];
 				ql->len[which] = ql->len[ql->n];
@@ -1105,6 +1136,13 @@ void kmsg__ring_give_up(struct kmsg_log *log, uint64_t pos, uint64_t seq)
 	if (!(log->flags & KMSG_OPEN_WRITE) || kmsg__ring_window(log, &w) < 0)
 		return;
 	head_load(log, &k.h, &k.hseq);
+	/* A number that is not the block's makes an unmarked stretch look
+	 * like several reservations (OWNER_SHARED): an entry no death lifts. */
+	if (seq == UINT64_MAX) {
+		if (pos != k.h)
+			return;  /* the caller steps over it on its own */
+		k.seq = k.hseq;
+	}
 	if (k.h <= pos && pos < w.end)
 		walk_step(log, &k, &w);
 }
