@@ -436,9 +436,19 @@ static int stall_expired(struct kmsg_log *log, uint64_t pos, int64_t mine, int64
 
 /* ---- quarantine ---------------------------------------------------------- */
 
+/*
+ * qactive counts the entries in use, so that the fast path can skip the
+ * table when it is 0: it may count too many, never too few.  So it goes
+ * up before an entry becomes active and down after one stops being: a
+ * process killed in between leaves it one too high (appends then take
+ * the slow path, a few nanoseconds more, until a rebuild resets the
+ * table), never an active entry the fast path would not see.  qgen is bumped after every
+ * change (qlist_load()).
+ */
 static void quar_changed(struct kmsg_log *log, int delta)
 {
-	atomic_fetch_add_explicit(&log->aux->qactive, (uint32_t)delta, memory_order_release);
+	if (delta < 0)
+		atomic_fetch_sub_explicit(&log->aux->qactive, 1, memory_order_release);
 	atomic_fetch_add_explicit(&log->aux->qgen, 1, memory_order_release);
 }
 
@@ -597,6 +607,7 @@ static void quar_add(struct kmsg_log *log, uint64_t pos, uint64_t len, uint64_t 
 			atomic_store_explicit(&q->blocks, (uint32_t)blocks, memory_order_relaxed);
 			atomic_store_explicit(&q->boot, boot, memory_order_relaxed);
 			atomic_store_explicit(&q->owner, (uint16_t)owner, memory_order_relaxed);
+			atomic_fetch_add_explicit(&a->qactive, 1, memory_order_release);
 			atomic_store_explicit(&q->state, QUAR_ACTIVE, memory_order_release); /* Q1 */
 			quar_changed(log, 1);
 			return;
@@ -792,8 +803,9 @@ static int place(struct kmsg_log *log, struct qlist *ql, uint64_t pos,
 		if (ql->n && (q = quar_conflict(log, ql, r, len, &which)) != 0) {
 			/* A writer that is done with its stretch, or dead,
 			 * frees it here, when a lap reaches it.  A stretch
-			 * whose later lap the reservation's start already
-			 * lies in, or ends within 64 bytes before, was not
+			 * whose later lap the previous reservation already
+			 * reached, or ended within 64 bytes before (pos, not
+			 * the start past a short remainder), was not
 			 * quarantined when reservations reached it: every
 			 * reservation placed after an entry exists ends 64
 			 * bytes before it.  Its entry was made from a stale
@@ -802,7 +814,7 @@ static int place(struct kmsg_log *log, struct qlist *ql, uint64_t pos,
 			 * lifted theirs); it protects nothing, and kept it
 			 * would refuse every reservation from here. */
 			if (log->flags & KMSG_OPEN_WRITE &&
-			    (r == pl->start && r + REC_HDR > q - ql->len[which]
+			    (r == pl->start && pos + REC_HDR > q - ql->len[which]
 				 ? quar_lift_stale(log, ql->idx[which], ql->pos[which],
 						   ql->len[which])
 				 : quar_try_lift(log, ql->idx[which]))) {
