@@ -627,12 +627,17 @@ struct place {
 	uint64_t end;
 };
 
-/* The quarantined stretches, as the active entries give them. */
+/* A quarantined stretch, as an active entry gives it. */
+struct qstretch {
+	uint64_t pos, len;
+	uint64_t phys;  /* pos % D: no division per look */
+	int idx;        /* the entry in the table */
+};
+
+/* The quarantined stretches. */
 struct qlist {
 	int n;
-	uint64_t pos[NQUAR], len[NQUAR];
-	uint64_t phys[NQUAR];  /* pos % D: no division per look */
-	int idx[NQUAR];   /* the entry in the table */
+	struct qstretch q[NQUAR];
 };
 
 /*
@@ -652,8 +657,7 @@ struct qcache {
 	uint64_t serial;        /* the handle it is of (log->serial), 0 none */
 	uint32_t gen;
 	int n;
-	uint64_t pos[QCACHE_N], len[QCACHE_N], phys[QCACHE_N];
-	int idx[QCACHE_N];
+	struct qstretch q[QCACHE_N];
 };
 static KMSG_TLS struct qcache qcache;
 
@@ -667,39 +671,32 @@ static void qlist_load(const struct kmsg_log *log, struct qlist *ql, uint32_t ge
 		return;
 	if (c->serial == log->serial && c->gen == gen) {
 		ql->n = c->n;
-		for (int i = 0; i < c->n; i++) {
-			ql->pos[i] = c->pos[i];
-			ql->len[i] = c->len[i];
-			ql->phys[i] = c->phys[i];
-			ql->idx[i] = c->idx[i];
-		}
+		for (int i = 0; i < c->n; i++)
+			ql->q[i] = c->q[i];
 		return;
 	}
 	for (int i = 0; i < NQUAR; i++) {
 		const struct kmsg_quar *q = &log->aux->quar[i];
+		struct qstretch *e = &ql->q[ql->n];
 
 		if (atomic_load_explicit(&q->state, memory_order_acquire) != QUAR_ACTIVE)
 			continue;
-		ql->pos[ql->n] = atomic_load_explicit(&q->pos, memory_order_relaxed);
-		ql->len[ql->n] = atomic_load_explicit(&q->len, memory_order_relaxed);
-		ql->idx[ql->n] = i;
+		e->pos = atomic_load_explicit(&q->pos, memory_order_relaxed);
+		e->len = atomic_load_explicit(&q->len, memory_order_relaxed);
+		e->idx = i;
 		/* a stretch no writer made (quar_done() lifts it) is not
 		 * stepped over: it could put records off their 8-byte grid */
-		if (ql->pos[ql->n] % REC_ALIGN || ql->len[ql->n] % REC_ALIGN || !ql->len[ql->n] ||
-		    ql->len[ql->n] > log->data_size - REC_HDR)
+		if (e->pos % REC_ALIGN || e->len % REC_ALIGN || !e->len ||
+		    e->len > log->data_size - REC_HDR)
 			continue;
-		ql->phys[ql->n] = ql->pos[ql->n] % log->data_size;
+		e->phys = e->pos % log->data_size;
 		ql->n++;
 	}
 	c->serial = 0;
 	if (ql->n <= QCACHE_N) {
 		c->n = ql->n;
-		for (int i = 0; i < ql->n; i++) {
-			c->pos[i] = ql->pos[i];
-			c->len[i] = ql->len[i];
-			c->phys[i] = ql->phys[i];
-			c->idx[i] = ql->idx[i];
-		}
+		for (int i = 0; i < ql->n; i++)
+			c->q[i] = ql->q[i];
 		c->gen = gen;
 		c->serial = log->serial;
 	}
@@ -717,9 +714,9 @@ static uint64_t quar_conflict(const struct kmsg_log *log, const struct qlist *ql
 	const uint64_t D = log->data_size;
 
 	for (int i = 0; i < ql->n; i++) {
-		uint64_t qp = ql->pos[i], ql_ = ql->len[i], base;
+		uint64_t qp = ql->q[i].pos, ql_ = ql->q[i].len, base;
 
-		base = p - kmsg__ring_phys(log, p) + ql->phys[i];
+		base = p - kmsg__ring_phys(log, p) + ql->q[i].phys;
 		for (int k = -1; k <= 1; k++) {
 			uint64_t q;
 
@@ -814,15 +811,11 @@ static int place(struct kmsg_log *log, struct qlist *ql, uint64_t pos,
 			 * lifted theirs); it protects nothing, and kept it
 			 * would refuse every reservation from here. */
 			if (log->flags & KMSG_OPEN_WRITE &&
-			    (r == pl->start && pos + REC_HDR > q - ql->len[which]
-				 ? quar_lift_stale(log, ql->idx[which], ql->pos[which],
-						   ql->len[which])
-				 : quar_try_lift(log, ql->idx[which]))) {
-				ql->n--;
-				ql->pos[which] = ql->pos[ql->n];
-				ql->len[which] = ql->len[ql->n];
-				ql->phys[which] = ql->phys[ql->n];
-				ql->idx[which] = ql->idx[ql->n];
+			    (r == pl->start && pos + REC_HDR > q - ql->q[which].len
+				 ? quar_lift_stale(log, ql->q[which].idx, ql->q[which].pos,
+						   ql->q[which].len)
+				 : quar_try_lift(log, ql->q[which].idx))) {
+				ql->q[which] = ql->q[--ql->n];
 				continue;
 			}
 			r = ring_norm(log, q);
