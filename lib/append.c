@@ -51,6 +51,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 	size_t fields_len = 0;
 	uint64_t len, rpos = 0, seq = 0, head[5];
 	int64_t real_ns, boot_ns;
+	struct time_look look;
 	int err;
 
 	/* W1 */
@@ -99,6 +100,8 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 			     (e->flags & KMSG_BEGIN ? REC_BEGIN : 0)) << 40 |
 		  (uint64_t)(log->owner & 0xff) << 48;
 
+	kmsg__time_before(log, real_ns, &look);                                    /* T1 */
+
 	/* W2-W7; a reservation given up by an evictor (its writer was
 	 * stopped for longer than the bound) is made again elsewhere, with
 	 * the record's own times: no record whose append succeeds is lost. */
@@ -130,6 +133,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 		}
 		if (kmsg__ring_mark(log, blk, rpos))                               /* W5 */
 			continue;
+		kmsg__time_after(log, real_ns, &look);                             /* T2 */
 		/* W6: the padding first, as one word the payload then partly
 		 * covers; then the payload; then the checksum, over the body
 		 * read back from the block (in the cache; summed here, its

@@ -406,6 +406,54 @@ static inline int kmsg__ring_commit(struct rec_hdr *b, uint64_t rpos)
 	__atomic_store_n(&b->tag, rpos | ST_RELEASED, __ATOMIC_RELEASE);
 	return 1;
 }
+/*
+ * TIME ORDER (ring.c): a record's wall time may lag one reserved before
+ * it by up to 2 * TIME_SLACK_NS and still count as in order; one that
+ * lags more moves time_break past itself [T1, T2].
+ */
+#define TIME_SLACK_NS ((int64_t)1000 * 1000 * 1000)
+
+/* What T1 saw, for T2. */
+struct time_look {
+	uint64_t lowered;
+	int unset;
+};
+/* The slow halves of T1 and T2 (ring.c). */
+void kmsg__time_raise(struct kmsg_log *log, int64_t real_ns);
+void kmsg__time_break(struct kmsg_log *log, int64_t real_ns);
+
+/* Is t more than 2 * TIME_SLACK_NS past mark m (no overflow)? */
+static inline int time_ahead(int64_t t, int64_t m)
+{
+	return t > m && (uint64_t)t - (uint64_t)m > 2 * (uint64_t)TIME_SLACK_NS;
+}
+
+/* T1, before W4: wall_mark >= real_ns - 2 * TIME_SLACK_NS. */
+static inline void kmsg__time_before(struct kmsg_log *log, int64_t real_ns,
+				     struct time_look *look)
+{
+	struct kmsg_aux *a = log->aux;
+	int64_t m;
+
+	look->lowered = atomic_load_explicit(&a->lowered, memory_order_acquire);     /* T1 */
+	m = atomic_load_explicit(&a->wall_mark, memory_order_relaxed);
+	look->unset = m == 0;
+	if (m == 0 || time_ahead(real_ns, m))
+		kmsg__time_raise(log, real_ns);
+}
+
+/* T2, after W5 (so after the sequentially consistent W4 and M1). */
+static inline void kmsg__time_after(struct kmsg_log *log, int64_t real_ns,
+				    const struct time_look *look)
+{
+	struct kmsg_aux *a = log->aux;
+	uint64_t lowered = atomic_load_explicit(&a->lowered, memory_order_seq_cst);  /* T2 */
+	int64_t m = atomic_load_explicit(&a->wall_mark, memory_order_seq_cst);
+
+	if (lowered != look->lowered || look->unset || real_ns < m || time_ahead(real_ns, m))
+		kmsg__time_break(log, real_ns);
+}
+
 /* Brings the dynamic state into this boot: a no-op once it is. */
 int kmsg__ring_enter_boot(struct kmsg_log *log);
 /*

@@ -472,6 +472,56 @@ static void place_at(struct kmsg_iter *it, uint64_t pos, uint64_t seq, uint64_t 
 
 
 /*
+ * Where a seek by time may bisect from: records that begin below it may
+ * be out of time order (ring.c, TIME ORDER), so the seek reads them all.
+ * All of the log when no writer kept the order (a log of the first
+ * format, a new or zeroed auxiliary area).
+ */
+static uint64_t time_break(const struct kmsg_log *log)
+{
+	if (log->version == KMSG_FORMAT_V1 || !log->aux ||
+	    atomic_load_explicit(&log->aux->wall_mark, memory_order_acquire) == 0)
+		return UINT64_MAX;
+	return atomic_load_explicit(&log->aux->time_break, memory_order_acquire);
+}
+
+/* want - 2 * TIME_SLACK_NS, the bisection's key for a seek to want. */
+static int64_t time_key(int64_t want)
+{
+	return want < INT64_MIN + 2 * TIME_SLACK_NS ? INT64_MIN : want - 2 * TIME_SLACK_NS;
+}
+
+/* The reader steps over records whose key is below the seek's, from
+ * where it is placed on, up to end; none is reported missing. */
+static void floor_until(struct kmsg_iter *it, uint64_t end, int by_time, uint64_t want_seq,
+			int64_t want_ns)
+{
+	it->floored = 1;
+	it->floor_end = end;
+	it->floor_seq = by_time ? 0 : want_seq;
+	it->floor_ns = by_time ? want_ns : INT64_MIN;
+}
+
+/* At head, whatever is there (the oldest block may be an append in
+ * progress, which the first record found would leave behind): 0, or 1
+ * if writers kept overtaking, or an error. */
+static int place_oldest(struct kmsg_iter *it, const struct window *w)
+{
+	uint64_t at, seq;
+	int err;
+
+	if (w->head_seq != UINT64_MAX && it->log->version != KMSG_FORMAT_V1) {
+		place_at(it, w->head, w->head_seq, w->head_seq, 0);
+		return 0;
+	}
+	err = kmsg__ring_oldest(it->log, &at, &seq);
+	if (err)
+		return err;
+	place_at(it, at, seq, seq, 0);
+	return 0;
+}
+
+/*
  * Bisects [head, end) by position for the first record whose key (seq or
  * real time) is >= want.  The iterator then expects that record's number
  * (or, at the end, the next one a writer gives), or expect if that is
@@ -483,26 +533,53 @@ static void place_at(struct kmsg_iter *it, uint64_t pos, uint64_t seq, uint64_t 
  * writer that numbered it is still copying it).  The iterator starts at
  * the first of them, so that it waits for them as for any, and steps
  * over the records they become whose key is below the seek's.
+ *
+ * By time, only the records from time_break on are bisected, for a time
+ * 2 * TIME_SLACK_NS earlier (ring.c, TIME ORDER); the iterator starts at
+ * the oldest record if any lies below time_break, and steps over every
+ * record before the first one at or after want.
  */
 static int seek_by(struct kmsg_iter *it, int by_time, uint64_t want_seq, int64_t want_ns,
 		   uint64_t expect)
 {
+	const uint64_t floor_end_time = UINT64_MAX;
+
 	for (int attempt = 0; attempt < 16; attempt++) {
 		struct window w, now;
-		uint64_t best, best_seq = 0, after, after_seq;
+		uint64_t best, best_seq = 0, after, after_seq, from, tb = 0;
+		int64_t key = by_time ? time_key(want_ns) : 0;
 		int err = kmsg__ring_window(it->log, &w);
 
 		if (err)
 			return err;
+		from = w.head;
+		if (by_time) {
+			tb = time_break(it->log);
+			if (tb > from)
+				from = tb < w.end ? tb : w.end;
+		}
 		after_seq = w.head_seq;
-		best = bisect(it->log, w.head, w.end, by_time, want_seq, want_ns, &best_seq,
+		best = bisect(it->log, from, w.end, by_time, want_seq, key, &best_seq,
 			      &after, &after_seq);
 		if (best == w.end)
 			best_seq = w.end_seq;
 		atomic_thread_fence(memory_order_acquire);
+		if (by_time && time_break(it->log) != tb)
+			continue;  /* a record it saw broke the order: again */
 		if (kmsg__ring_window(it->log, &now) == 0 && now.head <= best) {
 			uint64_t first = w.end;
 			struct rec_hdr hd;
+
+			if (from > w.head) {
+				/* Out of order below time_break: all of it. */
+				err = place_oldest(it, &w);
+				if (err == 1)
+					continue;
+				if (err)
+					return err;
+				floor_until(it, floor_end_time, 1, 0, want_ns);
+				return 0;
+			}
 			/* What is missing before the oldest record was evicted;
 			 * at the end of records that remain, it was cut. */
 			if (expect < best_seq && best < w.end)
@@ -513,14 +590,14 @@ static int seek_by(struct kmsg_iter *it, int by_time, uint64_t want_seq, int64_t
 				 * number after the last record before them. */
 				place_at(it, after, after_seq, expect,
 					 after == w.head && expect < after_seq);
-				it->floored = 1;
-				it->floor_end = best;
-				it->floor_seq = by_time ? 0 : want_seq;
-				it->floor_ns = by_time ? want_ns : INT64_MIN;
+				floor_until(it, by_time ? floor_end_time : best, by_time, want_seq,
+					    want_ns);
 				return 0;
 			}
 			place_at(it, best, best_seq, expect,
 				 best < w.end ? first == best : w.head == w.end);
+			if (by_time)
+				floor_until(it, floor_end_time, 1, 0, want_ns);
 			return 0;
 		}
 	}
@@ -533,6 +610,8 @@ static int seek_by(struct kmsg_iter *it, int by_time, uint64_t want_seq, int64_t
 		place_at(it, w.head, 0, 0, 0);
 		it->expect_known = 0;
 		it->overtaken = 0;
+		if (by_time)
+			floor_until(it, floor_end_time, 1, 0, want_ns);
 	}
 	return 0;
 }
@@ -564,31 +643,17 @@ int kmsg__ring_oldest(const struct kmsg_log *log, uint64_t *pos, uint64_t *seq)
 
 int kmsg__iter_seek(struct kmsg_iter *it, enum kmsg_whence whence)
 {
-	uint64_t seq, clear;
+	uint64_t clear;
 	struct window w;
 	int err;
 
 	switch (whence) {
-	case KMSG_SEEK_OLDEST: {
-		uint64_t at;
-		/* At head, whatever is there: the oldest block may be an
-		 * append in progress, which the first record found would
-		 * leave behind. */
+	case KMSG_SEEK_OLDEST:
 		err = kmsg__ring_window(it->log, &w);
 		if (err)
 			return err;
-		if (w.head_seq != UINT64_MAX && it->log->version != KMSG_FORMAT_V1) {
-			place_at(it, w.head, w.head_seq, w.head_seq, 0);
-			return 0;
-		}
-		err = kmsg__ring_oldest(it->log, &at, &seq);
-		if (err == 1)
-			return seek_by(it, 0, 0, 0, UINT64_MAX);
-		if (err)
-			return err;
-		place_at(it, at, seq, seq, 0);
-		return 0;
-	}
+		err = place_oldest(it, &w);
+		return err == 1 ? seek_by(it, 0, 0, 0, UINT64_MAX) : err;
 	case KMSG_SEEK_END:
 		err = kmsg__ring_window(it->log, &w);
 		if (err)

@@ -18,6 +18,7 @@
 #ifndef KMSG_LAYOUT_H
 #define KMSG_LAYOUT_H
 
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -143,9 +144,15 @@ struct kmsg_aux {
 	uint8_t line2_rest[32];
 	struct kmsg_ident ident[2];  /*  192 */
 	struct kmsg_quar quar[NQUAR];/*  320 */
-	uint8_t rest[AUX_SIZE - 320 - NQUAR * sizeof(struct kmsg_quar)];
+	/* line 37: time order (ring.c), read by every append, rarely written */
+	_Atomic int64_t wall_mark;   /* 2368 a wall time, less TIME_SLACK_NS; 0 unset */
+	_Atomic uint64_t lowered;    /* 2376 times wall_mark was lowered */
+	_Atomic uint64_t time_break; /* 2384 times may be out of order below it */
+	uint8_t line37_rest[40];
+	uint8_t rest[AUX_SIZE - 2432];
 };
 _Static_assert(sizeof(struct kmsg_aux) == AUX_SIZE, "aux layout");
+_Static_assert(offsetof(struct kmsg_aux, wall_mark) == 2368, "aux layout");
 
 /* ---- format 1: the dynamic words, for reading a format-1 log ------------ */
 

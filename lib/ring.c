@@ -154,6 +154,47 @@
  *	R5  numbers missing between two records are reported: lost (the
  *	    reader was overtaken, or a writer never finished) or damaged.
  *
+ * TIME ORDER
+ *
+ * A seek by time bisects, which needs records in order of their wall
+ * times.  They nearly are, since a writer reads the clock before it
+ * reserves (W1); times go back when the wall clock is stepped back, when
+ * a writer stops between reading it and reserving, when a passed writer
+ * appends again with its first times, and when a caller gives its own.
+ * Writers keep three words in the auxiliary area, all read by every
+ * append and written rarely:
+ *
+ *	wall_mark    a wall time, TIME_SLACK_NS (S) below one a record
+ *	             had; 0: unset (a new log, or a zeroed area)
+ *	lowered      how many times wall_mark was lowered
+ *	time_break   records that begin below it may be out of order
+ *
+ *	T1  before W4: load lowered (acquire), then wall_mark; if the
+ *	    record's time t is more than 2S past it (or it is unset), raise
+ *	    it to t - S by compare-and-swap: once an S at most while the
+ *	    clock runs.
+ *	T2  after W5: load lowered and wall_mark (sequentially consistent,
+ *	    as W4 and M1 before them).  If lowered changed since T1, the
+ *	    mark was unset at T1, t < wall_mark or t > wall_mark + 2S, the
+ *	    record breaks the order: wall_mark is set to t - S (then lowered
+ *	    is bumped if that lowered it), resv is loaded, and time_break
+ *	    raised to its position; all sequentially consistent, all before
+ *	    the commit (C1).
+ *
+ * Claim: of two records that begin at or above time_break, E before R,
+ * neither of which broke the order, t_E <= t_R + 2S.  After E's T1,
+ * wall_mark >= t_E - 2S.  A lowering that E's T1 did not see bumps
+ * lowered either before E's W4, and E's T2 sees it and breaks, or after,
+ * and then its load of resv finds E's reservation: time_break passes E.
+ * Else only raises change wall_mark until R's T2 (after E's W4, from
+ * which R's W4 reads), so R loads a mark >= t_E - 2S, and t_R >= it.
+ *
+ * So a seek by time reads from the oldest record up to time_break, and
+ * bisects the rest for a time 2S before the one asked for; a reader sees
+ * time_break as the records it found committed left it (T2 before C1),
+ * and looks again if it moved meanwhile.  A record still being appended
+ * when the seek looks, before where it starts, is not seen by it.
+ *
  * DURABILITY
  *
  * By default a record is in the page cache when append returns: it
@@ -217,6 +258,49 @@
 
 /* At most this many records are taken in when entering a boot. */
 #define RECOVER_WALK 65536
+
+/* ---- time order (TIME ORDER) -------------------------------------------- */
+
+/* t - S as a mark: never the unset 0, never past the range. */
+static int64_t mark_of(int64_t t)
+{
+	int64_t m = t < INT64_MIN + TIME_SLACK_NS ? INT64_MIN : t - TIME_SLACK_NS;
+	return m ? m : -1;
+}
+
+void kmsg__time_raise(struct kmsg_log *log, int64_t real_ns)
+{
+	_Atomic int64_t *mark = &log->aux->wall_mark;
+	int64_t cur = atomic_load_explicit(mark, memory_order_relaxed);
+
+	while ((cur == 0 || time_ahead(real_ns, cur)) &&
+	       !atomic_compare_exchange_weak_explicit(mark, &cur, mark_of(real_ns),
+						      memory_order_seq_cst, memory_order_relaxed))
+		;
+}
+
+void kmsg__time_break(struct kmsg_log *log, int64_t real_ns)
+{
+	struct kmsg_aux *a = log->aux;
+	int64_t cur = atomic_load_explicit(&a->wall_mark, memory_order_seq_cst);
+	const int64_t want = mark_of(real_ns);
+	uint64_t end, tb;
+
+	/* Another break may set it meanwhile: the last one stays, and each
+	 * raises time_break after its own change. */
+	while (cur != want &&
+	       !atomic_compare_exchange_weak_explicit(&a->wall_mark, &cur, want,
+						      memory_order_seq_cst, memory_order_seq_cst))
+		;
+	if (want < cur)
+		atomic_fetch_add_explicit(&a->lowered, 1, memory_order_seq_cst);
+	end = atomic_load_explicit(&log->dyn->resv_pos, memory_order_seq_cst);
+	tb = atomic_load_explicit(&a->time_break, memory_order_relaxed);
+	while (tb < end &&
+	       !atomic_compare_exchange_weak_explicit(&a->time_break, &tb, end,
+						      memory_order_seq_cst, memory_order_relaxed))
+		;
+}
 
 /* ---- small helpers ------------------------------------------------------ */
 

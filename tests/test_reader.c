@@ -105,6 +105,64 @@ Test(reader, seek_by_sequence_and_time)
 	kmsg_log_close(log);
 }
 
+/* The numbers of the records at or after t from where a seek by time
+ * puts r, or (scan) from the oldest record: as a caller filtering by time
+ * sees them. */
+static size_t records_since(struct kmsg_reader *r, int64_t t, int scan, uint64_t *seqs,
+			    size_t max)
+{
+	struct kmsg_record rec;
+	size_t n = 0;
+
+	cr_assert_eq(scan ? kmsg_reader_seek(r, KMSG_SEEK_OLDEST) : kmsg_reader_seek_time(r, t), 0);
+	while (next_rec(r, &rec) == 1)
+		if (rec.real_ns >= t && n < max)
+			seqs[n++] = rec.seq;
+	return n;
+}
+
+Test(reader, seek_by_time_passes_over_nothing_where_times_go_back)
+{
+	struct kmsg_log *log = tu_create("t.log", 1 << 20, 0);
+	struct kmsg_reader *r;
+	const int64_t base = INT64_C(1700000000000000000), ms = 1000000, hour = 3600000 * ms;
+	static uint64_t want[4000], got[4000];
+	int64_t t = base;
+
+	/* A clock an hour fast for a spell, then stepped back; writers that
+	 * stopped 10 s between reading the clock and appending; records
+	 * given old times; in order again after each. */
+	for (int i = 1; i <= 3300; i++) {
+		struct kmsg_entry e = KMSG_ENTRY_INIT;
+		t += ms;
+		e.text = "x";
+		e.text_len = 1;
+		e.flags = KMSG_TIMES;
+		e.real_ns = i >= 1000 && i < 1200 ? t + hour
+			  : i % 500 == 0 ? t - 10000 * ms
+			  : i == 2500 ? base - hour : t;
+		e.boot_ns = i;
+		cr_assert_eq(kmsg_log_append(NULL, log, &e), 0);
+	}
+	kmsg_reader_new(&r, log, 0);
+	/* at, just before and just after the times of records 1, 8, 15, ... */
+	for (int i = 1; i <= 3300; i += 7) {
+		struct kmsg_record rec;
+		cr_assert_eq(kmsg_reader_seek_seq(r, (uint64_t)i), 0);
+		cr_assert_eq(next_rec(r, &rec), 1);
+		for (int64_t d = -1; d <= 1; d++) {
+			int64_t probe = rec.real_ns + d;
+			size_t nw = records_since(r, probe, 1, want, 4000);
+			size_t ng = records_since(r, probe, 0, got, 4000);
+			cr_assert_eq(ng, nw, "since record %d%+lld ns: %zu records, %zu wanted",
+				     i, (long long)d, ng, nw);
+			cr_assert_arr_eq(got, want, nw * sizeof(want[0]));
+		}
+	}
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+}
+
 /* Appends text for caller with flags (KMSG_FRAGMENT, KMSG_BEGIN). */
 static void append_as(struct kmsg_log *log, uint32_t caller, const char *text, unsigned flags)
 {

@@ -357,9 +357,15 @@ int kmsg_reader_seek_seq(struct kmsg_reader *r, uint64_t seq);
 
 /*
  * Moves the reader to the first stored record written at or after real_ns
- * (CLOCK_REALTIME).  It bisects by position, in O(log n) record reads, which
- * is exact when records are in time order, as appends from the clock are;
- * imported records with older timestamps may be passed over.
+ * (CLOCK_REALTIME), and makes it step over the records before that one
+ * whose time is earlier.  No record at or after real_ns is passed over,
+ * also where times go back (a wall clock stepped back, a writer stopped
+ * between reading the clock and appending, records given their own
+ * times): writers note where their times leave order, and the seek reads
+ * every record up to that point and bisects the rest, in O(log n) record
+ * reads (kmsg(5), Timestamps).  Records after the first one returned are
+ * in log order, so where times went back some are earlier than real_ns:
+ * a caller that wants only later ones compares each record's real_ns.
  */
 int kmsg_reader_seek_time(struct kmsg_reader *r, int64_t real_ns);
 

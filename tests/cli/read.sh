@@ -514,6 +514,26 @@ up=${up%.*}
 printf '<6>[    0.000000] old\n<6>[%d.000000] new\n' "$up" >"$T/times.txt"
 expect_eq "new" "$("$KMSG" read -F "$T/times.txt" -t --since "-$(( up / 2 ))s")"
 
+case_ "--since after the wall clock was stepped back"
+# Written on a machine whose clock was 2 hours slow, then an hour fast,
+# then stepped back to the right time: the records of each spell are out
+# of order with the next, and a seek by time must find them all.
+W=$T/stepped
+shifted() { KMSG_WALL_SHIFT=$1 LD_PRELOAD=$KMSG_WALLSHIFT ASAN_OPTIONS=verify_asan_link_order=0 \
+	"$KMSG" emit -F "$W" -t "$2"; }
+seq 100 | shifted -7200 slow
+seq 100 | shifted 3600 fast
+seq 1000 | shifted 0 now
+expect_eq "1200" "$("$KMSG" read -F "$W" | wc -l)" "records written"
+expect_eq "100 fast" "$("$KMSG" read -F "$W" --since +30min -t | cut -d: -f1 | uniq -c | sed 's/^ *//')"
+expect_eq "100 fast|1000 now" \
+	"$("$KMSG" read -F "$W" --since -30min -t | cut -d: -f1 | uniq -c | sed 's/^ *//' | paste -sd'|')"
+expect_eq "100 slow|100 fast|1000 now" \
+	"$("$KMSG" read -F "$W" --since -3h -t | cut -d: -f1 | uniq -c | sed 's/^ *//' | paste -sd'|')"
+expect_eq "100 fast" "$("$KMSG" read -F "$W" --since +30min --until +2h -t | cut -d: -f1 | uniq -c | sed 's/^ *//')"
+case_ "--since after the clock stepped back: follow starts at the same place"
+expect_eq "100" "$(timeout 2 "$KMSG" follow -F "$W" --since +30min -t | wc -l)"
+
 # ---------------------------------------------------------------------------
 # Read-clear and clear
 
