@@ -96,6 +96,40 @@ static int map_log(struct kmsg_log *log, uint64_t size, uint64_t have)
 	return 0;
 }
 
+/*
+ * Where the file holds bytes at or after data offset phys: the first such
+ * offset (data_size if none), and in *until where those bytes end.  All
+ * is data where the file system cannot tell.  Holes a writer fills
+ * through the mapping hold pages in the cache, which SEEK_DATA reports.
+ */
+static uint64_t data_at(const struct kmsg_log *log, uint64_t phys, uint64_t *until)
+{
+	const uint64_t D = log->data_size;
+	off_t d, h;
+
+	*until = D;
+	d = lseek(log->fd, (off_t)(HDR_SIZE + phys), SEEK_DATA);
+	if (d < 0)
+		return errno == ENXIO ? D : phys;  /* ENXIO: none after it */
+	if ((uint64_t)d >= HDR_SIZE + D)
+		return D;
+	h = lseek(log->fd, d, SEEK_HOLE);
+	if (h > d && (uint64_t)h < HDR_SIZE + D)
+		*until = (uint64_t)h - HDR_SIZE;
+	return ((uint64_t)d - HDR_SIZE) & ~(uint64_t)(REC_ALIGN - 1);
+}
+
+uint64_t kmsg__scan_look(const struct kmsg_log *log, struct data_scan *s, uint64_t q)
+{
+	const uint64_t D = log->data_size, phys = q % D, lap = q - phys;
+	uint64_t until, next = log->fd < 0 ? phys : data_at(log, phys, &until);
+
+	if (log->fd < 0)
+		until = D;
+	s->look_at = lap + until;
+	return lap + next;
+}
+
 /* The handle's view of a mapped log of header s. */
 static void set_layout(struct kmsg_log *log, const struct kmsg_static *s)
 {

@@ -492,6 +492,32 @@ static inline uint64_t ring_norm(const struct kmsg_log *log, uint64_t pos)
 	return log->data_size - phys < REC_HDR ? pos + (log->data_size - phys) : pos;
 }
 
+/*
+ * Scans of the data area 8 bytes at a time (across damage, or an unmarked
+ * stretch) ask the file where its bytes are once they have looked at
+ * SCAN_DIRECT bytes, and then once per stretch of bytes: a hole reads as
+ * zeros, which are no block, so a sparse file that claims terabytes (a
+ * hostile one) costs what it holds, not what it claims.
+ */
+#define SCAN_DIRECT 4096u
+struct data_scan {
+	uint64_t look_at;   /* the position at which to ask next */
+};
+
+static inline void kmsg__scan_start(struct data_scan *s, uint64_t from)
+{
+	s->look_at = from + SCAN_DIRECT;
+}
+
+/* The slow half of kmsg__scan_on() (file.c). */
+uint64_t kmsg__scan_look(const struct kmsg_log *log, struct data_scan *s, uint64_t q);
+
+/* Position q of a scan, or the first one past the hole q lies in. */
+static inline uint64_t kmsg__scan_on(const struct kmsg_log *log, struct data_scan *s, uint64_t q)
+{
+	return q < s->look_at ? q : kmsg__scan_look(log, s, q);
+}
+
 /* The record header at pos, as it lies in the mapping. */
 static inline struct rec_hdr *ring_block(const struct kmsg_log *log, uint64_t phys)
 {

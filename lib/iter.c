@@ -376,9 +376,17 @@ int kmsg__iter_ready(struct kmsg_iter *it)
 static int find_record(const struct kmsg_log *log, uint64_t from, uint64_t limit,
 		       uint64_t *found, struct rec_hdr *hd)
 {
+	struct data_scan sc;
+
+	kmsg__scan_start(&sc, from);
 	for (uint64_t p = ring_norm(log, from); p < limit; p = ring_norm(log, p + REC_ALIGN)) {
-		const struct rec_hdr *c = (const void *)(log->data + p % log->data_size);
+		const struct rec_hdr *c;
 		uint64_t len;
+
+		p = ring_norm(log, kmsg__scan_on(log, &sc, p));
+		if (p >= limit)
+			break;
+		c = (const void *)(log->data + p % log->data_size);
 
 		if (__atomic_load_n(&c->tag, __ATOMIC_ACQUIRE) != p)
 			continue;

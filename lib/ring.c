@@ -423,10 +423,15 @@ static uint64_t next_mark(const struct kmsg_log *log, uint64_t from, uint64_t to
 			  struct rec_hdr *hd)
 {
 	const uint64_t D = log->data_size;
+	struct data_scan sc;
 
+	kmsg__scan_start(&sc, from);
 	for (uint64_t q = from; q < to; q += REC_ALIGN) {
-		uint64_t phys = q % D, tag;
+		uint64_t phys, tag;
 
+		if ((q = kmsg__scan_on(log, &sc, q)) >= to)
+			break;
+		phys = q % D;
 		if (D - phys < REC_HDR) {
 			q += D - phys - REC_ALIGN;
 			continue;
@@ -561,10 +566,15 @@ static int later_block_at(const struct kmsg_log *log, uint64_t q, uint64_t phys)
 static int reused_since(const struct kmsg_log *log, uint64_t pos, uint64_t end)
 {
 	const uint64_t D = log->data_size;
+	struct data_scan sc;
 
+	kmsg__scan_start(&sc, pos);
 	for (uint64_t q = pos; q < end; q += REC_ALIGN) {
-		uint64_t phys = q % D;
+		uint64_t phys;
 
+		if ((q = kmsg__scan_on(log, &sc, q)) >= end)
+			break;
+		phys = q % D;
 		if (D - phys < REC_HDR) {
 			q += D - phys - REC_ALIGN;
 			continue;
@@ -1453,8 +1463,15 @@ static void renew_numbering(struct kmsg_log *log, uint64_t since)
 static uint64_t next_committed(const struct kmsg_log *log, uint64_t from, uint64_t to,
 			       uint64_t seq, struct rec_hdr *hd)
 {
+	struct data_scan sc;
+
+	kmsg__scan_start(&sc, from);
 	for (uint64_t q = from; q < to; q += REC_ALIGN) {
-		uint64_t n = ring_norm(log, q);
+		uint64_t n;
+
+		if ((q = kmsg__scan_on(log, &sc, q)) >= to)
+			break;
+		n = ring_norm(log, q);
 
 		if (n != q) {
 			q = n - REC_ALIGN;
@@ -1680,6 +1697,7 @@ void kmsg__ring_rebuild(struct kmsg_log *log)
 	const uint64_t D = log->data_size;
 	uint64_t best_seq = 0, best_end = 0, found = 0, head, head_seq, next, window;
 	uint64_t old_pos, old_next, old_ok;
+	struct data_scan sc;
 
 	if (log->version == KMSG_FORMAT_V1) {
 		old_pos = atomic_load(&log->dyn1->tail);
@@ -1691,11 +1709,16 @@ void kmsg__ring_rebuild(struct kmsg_log *log)
 		old_next = rs_seq(log, sw);
 		old_ok = (sw >> RESV_OWNER_BITS) < RESV_SEQ_MAX;
 	}
+	kmsg__scan_start(&sc, 0);
 	for (uint64_t phys = 0; phys + REC_HDR <= D; phys += REC_ALIGN) {
-		const struct rec_hdr *m = (const void *)(log->data + phys);
+		const struct rec_hdr *m;
 		struct rec_hdr r;
-		uint64_t len, at = m->tag;
+		uint64_t len, at;
 
+		if ((phys = kmsg__scan_on(log, &sc, phys)) + REC_HDR > D)
+			break;
+		m = (const void *)(log->data + phys);
+		at = m->tag;
 		if (at % D != phys || at >= POS_LIMIT)
 			continue;
 		len = kmsg__rec_check(log, at, &r);
@@ -1725,10 +1748,16 @@ void kmsg__ring_rebuild(struct kmsg_log *log)
 		window = best_end > D ? best_end - D + REC_HDR : 0;
 		head = best_end;
 		head_seq = best_seq + 1;
+		kmsg__scan_start(&sc, 0);
 		for (uint64_t phys = 0; phys + REC_HDR <= D; phys += REC_ALIGN) {
-			const struct rec_hdr *m = (const void *)(log->data + phys);
+			const struct rec_hdr *m;
 			struct rec_hdr r;
-			uint64_t len, at = m->tag;
+			uint64_t len, at;
+
+			if ((phys = kmsg__scan_on(log, &sc, phys)) + REC_HDR > D)
+				break;
+			m = (const void *)(log->data + phys);
+			at = m->tag;
 
 			if (at % D != phys || at < window || at >= best_end)
 				continue;

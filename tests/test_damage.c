@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "crc32c.h"
@@ -237,4 +238,70 @@ Test(damage, hostile_dynamic_header_and_garbage_data, .timeout = 300)
 	}
 	free(copy);
 	free(img);
+}
+
+/*
+ * A file that claims terabytes and holds a few KiB: a real header for
+ * that size, the records of a small log at the start of the data, a
+ * dynamic header that says the ring is all but full, and holes.  Readers
+ * and writers scan for records across the holes; they must cost what the
+ * file holds (a day of 8-byte steps before), and find the records.
+ */
+Test(damage, a_sparse_file_claiming_terabytes_costs_what_it_holds, .timeout = 120)
+{
+	struct kmsg_log *small = tu_create("small.log", 1 << 20, 0), *log;
+	struct kmsg_static h;
+	struct kmsg_dyn d;
+	static unsigned char data[16384];
+	const uint64_t sizes[] = { UINT64_C(1) << 44, (UINT64_C(1) << 44) - 4096,
+				   UINT64_C(1) << 40 };
+	uint64_t size = 0, D, first, last;
+	int sfd = open(tu_path("small.log"), O_RDONLY), fd;
+	int64_t t0;
+	double took;
+	size_t n;
+
+	for (int i = 0; i < 20; i++)
+		tu_append(small, "a record before the holes");
+	kmsg_log_close(small);
+	cr_assert(pread(sfd, &h, sizeof(h), 0) == sizeof(h));
+	cr_assert(pread(sfd, &d, sizeof(d), HDR_STATIC) == sizeof(d));
+	cr_assert(pread(sfd, data, sizeof(data), HDR_SIZE) == sizeof(data));
+	close(sfd);
+
+	fd = open(tu_path("sparse.log"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+	cr_assert(fd >= 0);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && !size; i++)
+		if (ftruncate(fd, (off_t)sizes[i]) == 0)
+			size = sizes[i];
+	cr_assert(size, "no file system here takes a file of a TiB");
+	D = size - HDR_SIZE - BACKUP_SIZE - AUX_SIZE;
+	h.file_size = size;
+	h.data_size = D;
+	h.header_crc = kmsg__hdr_crc(&h);
+	atomic_store(&d.resv_pos, D - 65536);
+	cr_assert(pwrite(fd, &h, sizeof(h), 0) == sizeof(h));
+	cr_assert(pwrite(fd, &d, sizeof(d), HDR_STATIC) == sizeof(d));
+	cr_assert(pwrite(fd, data, sizeof(data), HDR_SIZE) == sizeof(data));
+	cr_assert(pwrite(fd, &h, sizeof(h), (off_t)(size - BACKUP_SIZE)) == sizeof(h));
+	close(fd);
+
+	t0 = tu_now_ns(CLOCK_MONOTONIC);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("sparse.log"), KMSG_OPEN_READ), 0);
+	n = tu_count(log, &first, &last);
+	kmsg_log_close(log);
+	took = (double)(tu_now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
+	cr_log_info("read of %llu GiB claimed: %.3f s", (unsigned long long)(size >> 30), took);
+	cr_assert_eq(n, 20, "records found: %zu", n);
+	cr_assert_eq(first, 1);
+	cr_assert_eq(last, 20);
+
+	t0 = tu_now_ns(CLOCK_MONOTONIC);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("sparse.log"), KMSG_OPEN_WRITE), 0);
+	tu_append(log, "a record after them");
+	n = tu_count(log, &first, &last);
+	kmsg_log_close(log);
+	took = (double)(tu_now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
+	cr_log_info("open for writing, append, read: %.3f s", took);
+	cr_assert_eq(n, 21, "records found after an append: %zu", n);
 }
