@@ -561,7 +561,9 @@ int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
  * Writes a consistent snapshot of log to fd as a gzip stream, in a fixed
  * amount of memory (about 1.5 MiB) plus the largest record, not the log's
  * size, while writers go on writing.  The snapshot holds every record from the oldest one to the
- * newest at the start of the dump; if writers overwrite records before
+ * newest at the start of the dump (an append still unfinished after its
+ * last record, waited for a second, is left out and not counted: kmsg(5),
+ * DUMPS); if writers overwrite records before
  * they are copied, the dump starts again (up to a few times, then -EAGAIN):
  * a regular file is rewound to where the dump began (its end with
  * O_APPEND); an fd that cannot be rewound gets -EAGAIN at once, its stream
