@@ -731,8 +731,11 @@ static int trim_tail(int fd, uint64_t size)
 	struct kmsg_hdr_v1 *h;
 	unsigned char *map, *data;
 	uint64_t D = size - HDR_SIZE - BACKUP_SIZE, head, tail, pos, end;
+	int err = kmsg__file_mappable(size);
 
-	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (err)
+		return err;
+	map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
 		return -errno;
 	h = (struct kmsg_hdr_v1 *)map;
@@ -769,7 +772,7 @@ static int trim_tail(int fd, uint64_t size)
 	}
 	atomic_store_explicit(&h->d.tail, end, memory_order_relaxed);
 out:
-	munmap(map, size);
+	munmap(map, (size_t)size);
 	return 0;
 }
 
@@ -807,7 +810,10 @@ static int64_t inflate_into(int mfd, struct gz_in *g, const unsigned char *first
 	size = h.s.file_size;
 	if (n != HDR_SIZE || !header_ok(&h) || !isize_matches(g->fd, size))
 		return KMSG_ECORRUPT;
-	err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
+	/* a log this build could not map: refused before a byte is copied */
+	err = kmsg__file_mappable(size);
+	if (!err)
+		err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
 	if (err)
 		return err;
 	off = HDR_SIZE;
@@ -863,7 +869,9 @@ static int64_t copy_into(int mfd, struct gz_in *g, const unsigned char *first,
 	if (n + (size_t)k != HDR_SIZE || !header_ok(&h))
 		return KMSG_ECORRUPT;
 	size = h.s.file_size;
-	err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
+	err = kmsg__file_mappable(size);
+	if (!err)
+		err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
 	if (err)
 		return err;
 	for (off = HDR_SIZE; off < size; off += (uint64_t)k) {

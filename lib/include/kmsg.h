@@ -47,6 +47,8 @@ enum {
 	KMSG_ECHANGED  = -1011, /* the file now holds another log (written over) */
 	KMSG_EOLDWRITER = -1012, /* a writer of the older format has the log open,
 	                            so it cannot be upgraded to this format yet */
+	KMSG_ETOOBIG   = -1013, /* the log is larger than this build can map
+	                           (a 32-bit build: less than 4 GiB) */
 };
 
 /* Returns a static English description of any code this library returns. */
@@ -98,7 +100,8 @@ struct kmsg_create_opts {
  * from the records: in the file by a writer, in a private copy by a
  * reader, which never writes.  A file that is not a log, or whose two
  * headers are both damaged, is refused with KMSG_ENOTLOG, KMSG_EVERSION or
- * KMSG_ECORRUPT.  A log cut short (the
+ * KMSG_ECORRUPT; one larger than this build can map (a 32-bit build: 4 GiB
+ * or more) with KMSG_ETOOBIG.  A log cut short (the
  * file ends before its header says) is opened: its missing end reads as
  * empty, and opening it for writing restores the file's size.  *out is set
  * only on success; close it with kmsg_log_close().
