@@ -21,7 +21,8 @@
  * largest record a writer can append to the source:
  *
  *	N  the source's next_seq once the oldest record is in hand: records
- *	   below it are copied, and the dump's next_seq is N;
+ *	   below it are copied, and the dump's next_seq is N (but see THE
+ *	   COUNT);
  *	X  the bytes between the source's head and tail then, plus 2L: room
  *	   for the oldest record, which writers may evict just after it was
  *	   copied, and for the one a writer may be publishing with a number
@@ -60,6 +61,23 @@
  * most, then -EAGAIN.  An output that cannot be rewound (a pipe) is left
  * unfinished and -EAGAIN returned at once: its gzip stream has no end, so
  * no reader takes a dump with a hole in it for a whole one.
+ *
+ * THE COUNT
+ *
+ * A dump's readers take every number from its first record to N as a
+ * record it holds or one it reports missing, and kmsg stat counts them so.
+ * A number below N whose append is still in progress when the copy gets
+ * there (its writer stopped between its steps) is waited for a while, as
+ * a reader that may not write waits, and then left out.  Missing before a
+ * later record, it is a gap every reader reports, as the source's do.
+ * After the last record, the dump's N is lowered to where its records
+ * end: the snapshot ends before the unfinished append rather than claim
+ * a record it does not hold.  The header goes out with the first batch of
+ * records, so N is lowered in it while it is still held back; once it is
+ * out, the dump starts again with N bounded there when the output can be
+ * rewound.  A dump to a pipe of more than a batch keeps N, and its readers
+ * report those numbers missing at its end (as damaged: format 1 has no
+ * holes).
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -102,13 +120,23 @@ struct plan {
 	struct kmsg_hdr_v1 hdr; /* the dump's header (dumps are of the first format) */
 };
 
+/* Sets N, in the plan and its header (whose clear mark is not above it). */
+static void plan_next(struct plan *p, uint64_t next, uint64_t clear)
+{
+	p->next_seq = next;
+	atomic_store_explicit(&p->hdr.d.next_seq, next, memory_order_relaxed);
+	atomic_store_explicit(&p->hdr.d.clear_seq, clear < next ? clear : next,
+			      memory_order_relaxed);
+}
+
 /*
  * Reads the source's state and fixes the dump's size and header; called
- * once the oldest record has been read, so that N is above it.  Returns
- * 0, KMSG_ESIZE when the dump would be larger than a log may be, or
- * KMSG_ECORRUPT for numbers no writer could have left.
+ * once the oldest record has been read, so that N is above it.  N is at
+ * most cap (UINT64_MAX: no bound).  Returns 0, KMSG_ESIZE when the dump
+ * would be larger than a log may be, or KMSG_ECORRUPT for numbers no
+ * writer could have left.
  */
-static int make_plan(struct plan *p, const struct kmsg_log *log)
+static int make_plan(struct plan *p, const struct kmsg_log *log, uint64_t cap)
 {
 	struct kmsg_hdr_v1 *h = &p->hdr;
 	struct kmsg_stat ids;
@@ -120,7 +148,7 @@ static int make_plan(struct plan *p, const struct kmsg_log *log)
 	err = kmsg__ring_window(log, &w);
 	if (err)
 		return err;
-	p->next_seq = w.end_seq;
+	p->next_seq = w.end_seq < cap ? w.end_seq : cap;
 	head = w.head;
 	tail = w.end;
 	clear = log->version == KMSG_FORMAT_V1
@@ -156,9 +184,7 @@ static int make_plan(struct plan *p, const struct kmsg_log *log)
 	h->s.header_crc = kmsg__hdr_crc(&h->s);
 	atomic_store_explicit(&h->d.head, p->tail - p->span, memory_order_relaxed);
 	atomic_store_explicit(&h->d.tail, p->tail, memory_order_relaxed);
-	atomic_store_explicit(&h->d.next_seq, p->next_seq, memory_order_relaxed);
-	atomic_store_explicit(&h->d.clear_seq, clear < p->next_seq ? clear : p->next_seq,
-			      memory_order_relaxed);
+	plan_next(p, p->next_seq, clear);
 	{
 		struct kmsg_stat st;
 		kmsg_log_stat(&st, (struct kmsg_log *)log);
@@ -190,6 +216,7 @@ struct gz_out {
 	const struct kmsg_hdr_v1 *lead_hdr;
 	uint64_t lead_zeros;
 	const struct kmsg_dump_opts *opts;  /* the progress callback */
+	int rewindable;         /* the output can be wound back for another attempt */
 	uint64_t total;         /* uncompressed bytes the dump will have */
 };
 
@@ -340,16 +367,18 @@ static int worth_waiting(const struct kmsg_reader *r, uint64_t n, int64_t *since
 }
 
 /*
- * One attempt: reads the oldest record, fixes the plan, writes the whole
- * stream.  Returns 0 and the count of records, 1 when writers overtook the
- * copy (start again), or an error.
+ * One attempt: reads the oldest record, fixes the plan (N at most *cap),
+ * writes the whole stream.  Returns 0 and the count of records, 1 to
+ * start again: when writers overtook the copy, or when numbers below N
+ * never came and the header that claims them is out (*cap is then
+ * lowered to the first of them); or an error.
  */
-static int dump_once(uint64_t *count, struct gz_out *g, struct kmsg_log *log)
+static int dump_once(uint64_t *count, uint64_t *cap, struct gz_out *g, struct kmsg_log *log)
 {
 	struct kmsg_reader *r = NULL;
 	struct kmsg_record rec;
 	struct plan p;
-	uint64_t used = 0, head, n = 0, last = 0;
+	uint64_t used = 0, head, n = 0, last = 0, upto = 0;
 	int64_t waiting = 0;
 	int err, more;
 
@@ -360,7 +389,7 @@ static int dump_once(uint64_t *count, struct gz_out *g, struct kmsg_log *log)
 	 * its first record does not count a loss, so a plan made before
 	 * could find every record below N gone. */
 	more = kmsg_reader_next(r, &rec);
-	err = more < 0 ? more : make_plan(&p, log);
+	err = more < 0 ? more : make_plan(&p, log, *cap);
 	g->total = p.file_size;
 	if (err)
 		goto out;
@@ -388,8 +417,13 @@ static int dump_once(uint64_t *count, struct gz_out *g, struct kmsg_log *log)
 			err = 1;
 			goto out;
 		}
-		if (rec.flags & KMSG_GAP)  /* damaged at the end: nothing to copy */
+		if (rec.flags & KMSG_GAP) {
+			/* at the end: damage is the source's to report, and
+			 * the dump's; appends that never finished are not */
+			if (!(rec.flags & KMSG_UNFINISHED))
+				upto = rec.seq;
 			continue;
+		}
 		if (rec.seq >= p.next_seq)
 			break;
 		len = (uint32_t)rec_size(rec.text_len, rec.fields_len);
@@ -404,8 +438,25 @@ static int dump_once(uint64_t *count, struct gz_out *g, struct kmsg_log *log)
 		used += len;
 		n++;
 		last = rec.seq;
+		upto = last + 1;
 		if (last + 1 == p.next_seq)
 			break;
+	}
+	/* Numbers below N after the last record that never became records
+	 * (appends in progress, or never finished) are not the dump's to
+	 * claim: the snapshot ends before them.  The header says so if it
+	 * is still to be written, or after a start again on an output that
+	 * can be rewound; a pipe keeps them, and the dump's readers report
+	 * them missing at its end. */
+	if (n && upto < p.next_seq) {
+		if (g->lead_hdr) {
+			plan_next(&p, upto, atomic_load_explicit(&p.hdr.d.clear_seq,
+								 memory_order_relaxed));
+		} else if (g->rewindable) {
+			*cap = upto;
+			err = 1;
+			goto out;
+		}
 	}
 	/* The unused part of the span: a pad to the end of the data area,
 	 * if it is short enough to be one (see the overview). */
@@ -464,7 +515,7 @@ int kmsg_dump_write_opts(uint64_t *records, struct kmsg_log *log, int fd,
 			 const struct kmsg_dump_opts *opts)
 {
 	struct gz_out g;
-	uint64_t count = 0;
+	uint64_t count = 0, cap = UINT64_MAX;
 	off_t start;
 	int err, zinit = 0, level;
 
@@ -488,8 +539,9 @@ int kmsg_dump_write_opts(uint64_t *records, struct kmsg_log *log, int fd,
 	}
 	zinit = 1;
 	start = rewind_point(fd);
+	g.rewindable = start >= 0;
 	for (int attempt = 0;; attempt++) {
-		err = dump_once(&count, &g, log);
+		err = dump_once(&count, &cap, &g, log);
 		if (err <= 0)
 			goto out;
 		if (start < 0 || attempt + 1 == DUMP_ATTEMPTS) {
@@ -679,8 +731,11 @@ static int trim_tail(int fd, uint64_t size)
 	struct kmsg_hdr_v1 *h;
 	unsigned char *map, *data;
 	uint64_t D = size - HDR_SIZE - BACKUP_SIZE, head, tail, pos, end;
+	int err = kmsg__file_mappable(size);
 
-	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (err)
+		return err;
+	map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
 		return -errno;
 	h = (struct kmsg_hdr_v1 *)map;
@@ -717,7 +772,7 @@ static int trim_tail(int fd, uint64_t size)
 	}
 	atomic_store_explicit(&h->d.tail, end, memory_order_relaxed);
 out:
-	munmap(map, size);
+	munmap(map, (size_t)size);
 	return 0;
 }
 
@@ -755,7 +810,10 @@ static int64_t inflate_into(int mfd, struct gz_in *g, const unsigned char *first
 	size = h.s.file_size;
 	if (n != HDR_SIZE || !header_ok(&h) || !isize_matches(g->fd, size))
 		return KMSG_ECORRUPT;
-	err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
+	/* a log this build could not map: refused before a byte is copied */
+	err = kmsg__file_mappable(size);
+	if (!err)
+		err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
 	if (err)
 		return err;
 	off = HDR_SIZE;
@@ -811,7 +869,9 @@ static int64_t copy_into(int mfd, struct gz_in *g, const unsigned char *first,
 	if (n + (size_t)k != HDR_SIZE || !header_ok(&h))
 		return KMSG_ECORRUPT;
 	size = h.s.file_size;
-	err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
+	err = kmsg__file_mappable(size);
+	if (!err)
+		err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
 	if (err)
 		return err;
 	for (off = HDR_SIZE; off < size; off += (uint64_t)k) {

@@ -19,6 +19,11 @@
 #include <unistd.h>
 
 _Static_assert(HDR_SIZE + BACKUP_SIZE + AUX_SIZE == KMSG_FILE_OVERHEAD, "kmsg.h's figure");
+/* Offsets past 2 GiB pass through off_t (the build defines
+ * _FILE_OFFSET_BITS=64 for 32-bit systems). */
+_Static_assert(sizeof(off_t) == 8, "a 64-bit off_t");
+
+uint64_t kmsg__map_limit = SIZE_MAX;
 
 /* The bytes of a file that are not ring, by format. */
 static uint64_t fixed_bytes(uint32_t version)
@@ -68,28 +73,32 @@ static int check_static(const struct kmsg_static *h, uint64_t st_size, int short
 static int map_log(struct kmsg_log *log, uint64_t size, uint64_t have)
 {
 	int prot = PROT_READ | (log->flags & KMSG_OPEN_WRITE ? PROT_WRITE : 0);
+	int r = kmsg__file_mappable(size);
+	size_t n = (size_t)size;
 	void *m;
 
-	if ((uint64_t)(size_t)size != size)
-		return -EFBIG;  /* a 32-bit build and a log it cannot map */
+	if (r)
+		return r;
 	if (have >= size) {
-		m = mmap(NULL, size, prot, MAP_SHARED, log->fd, 0);
-		if (m == MAP_FAILED)
-			return -errno;
+		m = mmap(NULL, n, prot, MAP_SHARED, log->fd, 0);
 	} else {
 		uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 		uint64_t part = (have + page - 1) / page * page;
-		m = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		m = mmap(NULL, n, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 			 -1, 0);
-		if (m == MAP_FAILED)
-			return -errno;
-		if (mmap(m, part < size ? part : size, PROT_READ, MAP_SHARED | MAP_FIXED,
-			 log->fd, 0) == MAP_FAILED) {
-			int e = -errno;
-			munmap(m, size);
-			return e;
+		if (m != MAP_FAILED &&
+		    mmap(m, (size_t)(part < size ? part : size), PROT_READ,
+			 MAP_SHARED | MAP_FIXED, log->fd, 0) == MAP_FAILED) {
+			int e = errno;
+			munmap(m, n);
+			errno = e;
+			m = MAP_FAILED;
 		}
 	}
+	/* No room in the address space for it: on a 32-bit build, a log
+	 * of more than half of it, where the address space runs out. */
+	if (m == MAP_FAILED)
+		return errno == ENOMEM && size > kmsg__map_limit / 2 ? KMSG_ETOOBIG : -errno;
 	log->map = m;
 	log->map_size = size;
 	log->opened_size = have;
@@ -579,6 +588,8 @@ int kmsg__file_check_opts(const struct kmsg_create_opts *o)
 		return KMSG_EINVAL;
 	if (o->size < KMSG_MIN_SIZE || o->size > KMSG_MAX_SIZE || o->size % 4096)
 		return KMSG_ESIZE;
+	if (kmsg__file_mappable(o->size))
+		return KMSG_ETOOBIG;  /* before a file no one here could open is made */
 	if (o->max_text < 1 || o->max_text > KMSG_MAX_TEXT_LIMIT)
 		return KMSG_ETOOLONG;
 	if (rec_size(o->max_text, 0) > (o->size - fixed_bytes(KMSG_FORMAT_VERSION)) / 2)

@@ -246,6 +246,24 @@ int kmsg__file_check_opts(const struct kmsg_create_opts *o);
 /* The static header of the file on fd, checked as at open, with its size. */
 int kmsg__file_read_static(int fd, struct kmsg_static *h, uint64_t *size);
 
+/*
+ * The largest file this build maps whole: SIZE_MAX, the most a size_t
+ * can say (on a 32-bit build, less than 4 GiB; a log of 64 TiB fits a
+ * 64-bit one).  A test lowers it to play a 32-bit build.
+ */
+extern uint64_t kmsg__map_limit;
+
+/*
+ * 0 if a file of size bytes can be mapped whole, else KMSG_ETOOBIG: every
+ * size read from a file or asked for is checked with it before it becomes
+ * a size_t, so that a log too large for the address space is refused,
+ * never mapped cut to size_t and read as other bytes.
+ */
+static inline int kmsg__file_mappable(uint64_t size)
+{
+	return size <= kmsg__map_limit ? 0 : KMSG_ETOOBIG;
+}
+
 /* ---- writer.c: who writes ------------------------------------------------ */
 
 /* Gives the handle an owner id and the lock that says it lives. */

@@ -6,7 +6,9 @@
  * the right code; a large log is dumped in a few MiB of memory; a dump
  * or a log's bytes arriving on a pipe open, with the bytes a caller took
  * to look at them, and a header claiming more than arrives is refused
- * without allocating or waiting for it.
+ * without allocating or waiting for it; a dump taken while a writer is
+ * stopped in the middle of an append counts only what it holds and what
+ * its readers report missing.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -1115,4 +1117,109 @@ Test(dump, stat_of_a_hostile_dump_is_bounded)
 	close(fd);
 	free(img);
 	kmsg_log_close(log);
+}
+
+/*
+ * A child that opens the log and reserves room for a record, marks it,
+ * and stops itself (SIGSTOP) before it commits: an append stopped between
+ * its steps, its writer alive.  Returns once it is stopped.
+ */
+static pid_t stop_mid_append(const char *path)
+{
+	pid_t pid = tu_fork();
+	int st;
+
+	if (pid == 0) {
+		struct kmsg_log *w;
+		struct rec_hdr *blk;
+		uint64_t rpos, seq, len = rec_size(7, 0);
+		unsigned prev;
+
+		if (kmsg_log_open(&w, path, KMSG_OPEN_WRITE) || kmsg__writer_ready(w) ||
+		    kmsg__ring_reserve(w, len, &blk, &rpos, &seq, &prev))
+			_exit(1);
+		blk->len = (uint32_t)len;
+		blk->seq = seq;
+		blk->boot_id = w->boot_id;
+		blk->text_len = 7;
+		blk->prio = 1 << 3 | 6;
+		blk->owner = (uint8_t)w->owner;
+		blk->prev_owner = (uint8_t)prev;
+		if (kmsg__ring_mark(w, blk, rpos))
+			_exit(2);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &st, WUNTRACED), pid);
+	cr_assert(WIFSTOPPED(st), "the writer did not stop: status %#x", st);
+	return pid;
+}
+
+/*
+ * What kmsg stat and kmsg read make of the dump name: the records stat
+ * counts must be the records read shows and the numbers it reports
+ * missing.  Returns the records shown; *missing gets the numbers.
+ */
+static uint64_t stat_and_read_agree(const char *name, uint64_t *missing)
+{
+	struct kmsg_stat st;
+	struct kmsg_log *d = open_dump(name);
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	uint64_t shown = 0, gaps = 0;
+	int fd = open(tu_path(name), O_RDONLY | O_CLOEXEC);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(kmsg_dump_stat_fd(&st, fd, NULL, 0), 0);
+	close(fd);
+	cr_assert_eq(kmsg_reader_new(&r, d, 0), 0);
+	while (next_rec(r, &rec)) {
+		gaps += rec.lost + rec.damaged;
+		shown += !(rec.flags & KMSG_GAP);
+	}
+	kmsg_reader_free(r);
+	kmsg_log_close(d);
+	cr_assert_eq(st.next_seq - st.first_seq, shown + gaps,
+		     "stat counts %llu records, read shows %llu and %llu missing",
+		     (unsigned long long)(st.next_seq - st.first_seq),
+		     (unsigned long long)shown, (unsigned long long)gaps);
+	*missing = gaps;
+	return shown;
+}
+
+/*
+ * A dump taken while a writer is stopped between its reservation and
+ * its commit: the dump waits for it a while, then ends without it, and
+ * claims no record it does not hold: its count, its records and what
+ * its readers report missing agree.  The stopped append the newest, in
+ * a dump small enough that its header is still unwritten at the end,
+ * and in one large enough that the header went out first; and with
+ * records after the stopped one, whose number is then missing (a gap).
+ */
+Test(dump, a_writer_stopped_mid_append_is_not_counted, .timeout = 60)
+{
+	static const struct { uint64_t size, before, after; } cases[] = {
+		{ 65536, 5, 0 }, { 65536, 5, 2 }, { 8 << 20, 30000, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kmsg_log *log = tu_create("s.log", cases[i].size, 0);
+		uint64_t count = 0, missing, shown;
+		pid_t pid;
+
+		append_n(log, cases[i].before, 150);
+		pid = stop_mid_append(tu_path("s.log"));
+		append_n(log, cases[i].after, 150);
+		reopen_to_read(&log, "s.log");
+		cr_assert_eq(dump_to("s.gz", log, &count, 1), 0);
+		shown = stat_and_read_agree("s.gz", &missing);
+		cr_assert_eq(shown, count, "case %zu: the dump says it wrote %llu", i,
+			     (unsigned long long)count);
+		cr_assert_eq(shown, cases[i].before + cases[i].after, "case %zu", i);
+		cr_assert_eq(missing, cases[i].after ? 1 : 0, "case %zu", i);
+		kill(pid, SIGKILL);
+		cr_assert_eq(waitpid(pid, NULL, 0), pid);
+		kmsg_log_close(log);
+		unlink(tu_path("s.log"));
+	}
 }

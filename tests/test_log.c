@@ -836,3 +836,64 @@ Test(log, a_first_format_writer_with_the_log_open_defers_the_upgrade)
 	kmsg_log_close(log);
 	free(orig);
 }
+
+/*
+ * A 32-bit build cannot map a log of 4 GiB or more: such a log is refused
+ * with KMSG_ETOOBIG, never mapped cut to size_t and read as other bytes.
+ * Played here by lowering the library's mapping limit to a 32-bit size_t's
+ * (kmsg(1) says how to run the real 32-bit check by hand), on a sparse
+ * log of 5 GiB that holds records: this build reads it, the "32-bit" one
+ * refuses to open it, to create one that large, or to open it as a dump.
+ */
+Test(log, a_log_larger_than_the_address_space_is_refused)
+{
+	const uint64_t big = UINT64_C(5) << 30, small = 65536;
+	struct kmsg_log *log = tu_create("big.log", small, 0);
+	struct kmsg_create_opts o = KMSG_CREATE_OPTS_INIT;
+	struct kmsg_static h;
+	unsigned char *aux = malloc(AUX_SIZE);
+	uint64_t first, last;
+	int fd;
+
+	for (int i = 0; i < 10; i++)
+		tu_append(log, "a record in a log of 5 GiB");
+	kmsg_log_close(log);
+	/* The same log with a data area of 5 GiB less the rest: the records
+	 * and positions stay, the auxiliary area and the backup move. */
+	fd = open(tu_path("big.log"), O_RDWR);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, &h, HDR_STATIC, 0), HDR_STATIC);
+	cr_assert_eq(pread(fd, aux, AUX_SIZE, (off_t)(HDR_SIZE + h.data_size)), AUX_SIZE);
+	h.file_size = big;
+	h.data_size = big - KMSG_FILE_OVERHEAD;
+	h.header_crc = kmsg__crc32c_extend(0, &h, HDR_CRC_OFF);
+	cr_assert_eq(ftruncate(fd, (off_t)big), 0);
+	cr_assert_eq(pwrite(fd, &h, HDR_STATIC, 0), HDR_STATIC);
+	cr_assert_eq(pwrite(fd, aux, AUX_SIZE, (off_t)(HDR_SIZE + h.data_size)), AUX_SIZE);
+	cr_assert_eq(pwrite(fd, &h, HDR_STATIC, (off_t)(big - HDR_STATIC)), HDR_STATIC);
+	close(fd);
+	free(aux);
+
+	cr_assert_eq(kmsg_log_open(&log, tu_path("big.log"), KMSG_OPEN_READ), 0);
+	cr_assert_eq(tu_count(log, &first, &last), 10, "this build reads the 5 GiB log");
+	kmsg_log_close(log);
+
+	kmsg__map_limit = UINT32_MAX;
+	cr_assert_eq(kmsg_log_open(&log, tu_path("big.log"), KMSG_OPEN_READ), KMSG_ETOOBIG);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("big.log"), KMSG_OPEN_WRITE), KMSG_ETOOBIG);
+	fd = open(tu_path("big.log"), O_RDONLY);
+	cr_assert_eq(kmsg_dump_open_fd(&log, fd, NULL, 0), KMSG_ETOOBIG,
+		     "its bytes are refused before they are copied");
+	close(fd);
+	o.size = big;
+	cr_assert_eq(kmsg_log_create(&log, tu_path("new.log"), &o, 0), KMSG_ETOOBIG);
+	cr_assert_eq(access(tu_path("new.log"), F_OK), -1, "no file is made");
+	o.size = 1 << 20;
+	cr_assert_eq(kmsg_log_create(&log, tu_path("new.log"), &o, 0), 0,
+		     "a log that fits is made");
+	kmsg_log_close(log);
+	cr_assert_str_eq(kmsg_strerror(KMSG_ETOOBIG),
+			 "log larger than this build of kmsg can map (a 32-bit build maps "
+			 "less than 4 GiB): read it with a 64-bit kmsg, or make the log smaller");
+	kmsg__map_limit = SIZE_MAX;
+}

@@ -47,6 +47,8 @@ enum {
 	KMSG_ECHANGED  = -1011, /* the file now holds another log (written over) */
 	KMSG_EOLDWRITER = -1012, /* a writer of the older format has the log open,
 	                            so it cannot be upgraded to this format yet */
+	KMSG_ETOOBIG   = -1013, /* the log is larger than this build can map
+	                           (a 32-bit build: less than 4 GiB) */
 };
 
 /* Returns a static English description of any code this library returns. */
@@ -98,7 +100,8 @@ struct kmsg_create_opts {
  * from the records: in the file by a writer, in a private copy by a
  * reader, which never writes.  A file that is not a log, or whose two
  * headers are both damaged, is refused with KMSG_ENOTLOG, KMSG_EVERSION or
- * KMSG_ECORRUPT.  A log cut short (the
+ * KMSG_ECORRUPT; one larger than this build can map (a 32-bit build: 4 GiB
+ * or more) with KMSG_ETOOBIG.  A log cut short (the
  * file ends before its header says) is opened: its missing end reads as
  * empty, and opening it for writing restores the file's size.  *out is set
  * only on success; close it with kmsg_log_close().
@@ -567,7 +570,9 @@ int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
  * Writes a consistent snapshot of log to fd as a gzip stream, in a fixed
  * amount of memory (about 1.5 MiB) plus the largest record, not the log's
  * size, while writers go on writing.  The snapshot holds every record from the oldest one to the
- * newest at the start of the dump; if writers overwrite records before
+ * newest at the start of the dump (an append still unfinished after its
+ * last record, waited for a second, is left out and not counted: kmsg(5),
+ * DUMPS); if writers overwrite records before
  * they are copied, the dump starts again (up to a few times, then -EAGAIN):
  * a regular file is rewound to where the dump began (its end with
  * O_APPEND); an fd that cannot be rewound gets -EAGAIN at once, its stream
