@@ -23,11 +23,15 @@
  *	N  the source's next_seq once the oldest record is in hand: records
  *	   below it are copied, and the dump's next_seq is N (but see THE
  *	   COUNT);
- *	X  the bytes between the source's head and tail then, plus 2L: room
- *	   for the oldest record, which writers may evict just after it was
- *	   copied, and for the one a writer may be publishing with a number
- *	   below N.  The copied records, packed back to back without the
- *	   source's pads, need at most X bytes;
+ *	X  the bytes between the source's head and tail then, or, if less,
+ *	   what its records below N measure packed, with L for each number
+ *	   that may yet become a record (records_need(): so a window that
+ *	   claims far more than its records hold makes a dump of their
+ *	   size); plus 2L: room for the oldest record, which writers may
+ *	   evict just after it was copied, and for the one a writer may be
+ *	   publishing with a number below N.  The copied records, packed
+ *	   back to back without the source's pads, need at most X bytes (or
+ *	   the dump starts again);
  *	D  the dump's data size: at least X and at least 8L (and the file
  *	   size a multiple of 4096);
  *	tail = a multiple of D, head = tail - X.
@@ -130,13 +134,56 @@ static void plan_next(struct plan *p, uint64_t next, uint64_t clear)
 }
 
 /*
+ * The bytes the records after the first one (numbered first_seq, len
+ * bytes) and below next need, packed, with room for each number below
+ * next that is no record now but may become one: appends in progress,
+ * and those a reader stepped over unfinished.  Damage and eviction
+ * return nothing.  So a source whose window claims far more than its
+ * records hold (damage, a hostile header, a sparse file that claims
+ * terabytes) gives a dump the size of its records.  UINT64_MAX if the
+ * records cannot be read.
+ */
+static uint64_t records_need(struct kmsg_log *log, uint64_t first_seq, uint32_t first_len,
+			     uint64_t next, uint64_t big)
+{
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	uint64_t bytes = first_len, maybe = 0, last = first_seq;
+	int more;
+
+	if (kmsg_reader_new(&r, log, 0) != 0)
+		return UINT64_MAX;
+	if (kmsg_reader_seek_seq(r, first_seq + 1) != 0) {
+		kmsg_reader_free(r);
+		return UINT64_MAX;
+	}
+	while ((more = kmsg_reader_next(r, &rec)) == 1 && rec.seq < next) {
+		if (rec.flags & KMSG_UNFINISHED)
+			maybe += rec.lost;
+		if (rec.flags & KMSG_GAP)
+			continue;
+		bytes += rec_size(rec.text_len, rec.fields_len);
+		last = rec.seq;
+	}
+	kmsg_reader_free(r);
+	if (more < 0)
+		return UINT64_MAX;
+	if (next > last + 1)
+		maybe += next - last - 1;
+	if (maybe > (UINT64_MAX - bytes) / big)
+		return UINT64_MAX;
+	return bytes + maybe * big;
+}
+
+/*
  * Reads the source's state and fixes the dump's size and header; called
  * once the oldest record has been read, so that N is above it.  N is at
  * most cap (UINT64_MAX: no bound).  Returns 0, KMSG_ESIZE when the dump
  * would be larger than a log may be, or KMSG_ECORRUPT for numbers no
  * writer could have left.
  */
-static int make_plan(struct plan *p, const struct kmsg_log *log, uint64_t cap)
+static int make_plan(struct plan *p, struct kmsg_log *log, uint64_t cap,
+		     const struct kmsg_record *first)
 {
 	struct kmsg_hdr_v1 *h = &p->hdr;
 	struct kmsg_stat ids;
@@ -157,7 +204,15 @@ static int make_plan(struct plan *p, const struct kmsg_log *log, uint64_t cap)
 	if (p->next_seq < log->first_seq || tail >= POS_LIMIT)
 		return KMSG_ECORRUPT;
 
-	p->span = (tail - head + 2 * big + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
+	p->span = tail - head;
+	if (first) {
+		uint64_t bound = records_need(log, first->seq,
+					      (uint32_t)rec_size(first->text_len, first->fields_len),
+					      p->next_seq, big);
+		if (bound < p->span)
+			p->span = bound;
+	}
+	p->span = (p->span + 2 * big + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
 	d = p->span > 8 * big ? p->span : 8 * big;
 	if (d > KMSG_MAX_SIZE - HDR_SIZE - BACKUP_SIZE)
 		return KMSG_ESIZE;
@@ -389,7 +444,7 @@ static int dump_once(uint64_t *count, uint64_t *cap, struct gz_out *g, struct km
 	 * its first record does not count a loss, so a plan made before
 	 * could find every record below N gone. */
 	more = kmsg_reader_next(r, &rec);
-	err = more < 0 ? more : make_plan(&p, log, *cap);
+	err = more < 0 ? more : make_plan(&p, log, *cap, more && !(rec.flags & KMSG_GAP) ? &rec : NULL);
 	g->total = p.file_size;
 	if (err)
 		goto out;

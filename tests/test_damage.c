@@ -304,4 +304,27 @@ Test(damage, a_sparse_file_claiming_terabytes_costs_what_it_holds, .timeout = 12
 	took = (double)(tu_now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	cr_log_info("open for writing, append, read: %.3f s", took);
 	cr_assert_eq(n, 21, "records found after an append: %zu", n);
+
+	/* A dump is as large as the records, not the window they claim. */
+	{
+		struct kmsg_log *dump;
+		uint64_t dumped = 0;
+		struct stat st;
+		int out = open(tu_path("sparse.dump"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		t0 = tu_now_ns(CLOCK_MONOTONIC);
+		cr_assert_eq(kmsg_log_open(&log, tu_path("sparse.log"), KMSG_OPEN_READ), 0);
+		cr_assert_eq(kmsg_dump_write(&dumped, log, out, 6), 0);
+		kmsg_log_close(log);
+		close(out);
+		took = (double)(tu_now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
+		cr_assert_eq(stat(tu_path("sparse.dump"), &st), 0);
+		cr_log_info("dump: %.3f s, %lld bytes", took, (long long)st.st_size);
+		cr_assert_eq(dumped, 21);
+		cr_assert_eq(kmsg_dump_open(&dump, tu_path("sparse.dump")), 0);
+		n = tu_count(dump, &first, &last);
+		cr_assert_eq(n, 21, "records in the dump: %zu", n);
+		cr_assert_lt(st.st_size, 65536, "a dump of 21 short records");
+		kmsg_log_close(dump);
+	}
 }
