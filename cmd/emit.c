@@ -605,26 +605,6 @@ static int64_t proc_start_ns(pid_t pid)
 	       (int64_t)(ticks % (unsigned long long)hz) * (1000000000 / hz);
 }
 
-/*
- * The caller id of the script whose process id is pid.  Process ids are
- * those of the pid namespace kmsg runs in: two containers writing one log
- * both have a pid 1.  Outside the initial namespace (whose inode is fixed,
- * PROC_PID_INIT_INO) the id is mixed with the namespace's inode and has
- * its top bit set, which no process id of the initial namespace has.
- */
-static uint32_t script_id(pid_t pid)
-{
-	static int64_t ns = -1;
-	struct stat st;
-
-	if (ns < 0)
-		ns = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != 0xEFFFFFFCu
-		     ? (int64_t)st.st_ino : 0;
-	if (ns == 0)
-		return (uint32_t)pid;
-	return ((uint32_t)pid ^ ((uint32_t)ns * 0x9E3779B1u)) | 0x80000000u;
-}
-
 /* One caller whose open line may be continued: who, and since when a
  * line of it counts (in this boot). */
 struct candidate {
@@ -710,7 +690,7 @@ static int find_script(struct script *s, struct kmsg_log *log, const char *path,
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	s->caller = caller_opt ? caller_opt : script_id(parent);
+	s->caller = caller_opt ? caller_opt : kmsg_caller_id((uint32_t)parent);
 	if (caller_opt) {
 		if (!cont)
 			return 0;
@@ -721,10 +701,10 @@ static int find_script(struct script *s, struct kmsg_log *log, const char *path,
 		 * hundred records, all older than this process: a few
 		 * microseconds. */
 		int64_t start = proc_start_ns(self);
-		c[nc++] = (struct candidate){ script_id(self), start < 0 ? INT64_MIN : start, 0, 0 };
+		c[nc++] = (struct candidate){ kmsg_caller_id((uint32_t)self), start < 0 ? INT64_MIN : start, 0, 0 };
 		if (cont) {
 			int64_t pstart = proc_start_ns(parent);
-			c[nc++] = (struct candidate){ script_id(parent),
+			c[nc++] = (struct candidate){ kmsg_caller_id((uint32_t)parent),
 						      pstart < 0 ? INT64_MIN : pstart, 0, 0 };
 		}
 	}

@@ -38,6 +38,53 @@ static void now_times(int64_t *real_ns, int64_t *boot_ns)
 	*real_ns = b + wall_offset;
 }
 
+/*
+ * The handles through which this thread left a line open (their serials;
+ * 0: a free slot).  A record of the thread's own caller id that continues
+ * no open line of its own begins a new one (REC_BEGIN): an open line under
+ * that id is then another's, of a thread or process that had the id
+ * before and died mid-line, and ends as it is instead of taking this
+ * record in.  A thread with lines open through more handles than this at
+ * once begins the next part of one of them as a line of its own.
+ */
+#define OPEN_LINES 4
+static KMSG_TLS uint64_t open_lines[OPEN_LINES];
+static KMSG_TLS unsigned open_count, open_next;
+
+/* Does this thread have a line open through log? (its slot, or -1) */
+static int own_line(const struct kmsg_log *log)
+{
+	for (int i = 0; open_count && i < OPEN_LINES; i++)
+		if (open_lines[i] == log->serial)
+			return i;
+	return -1;
+}
+
+/* After an append of this thread's own: its line through log is open
+ * (fragment) or not; slot is own_line()'s answer from before. */
+static void note_line(const struct kmsg_log *log, int slot, int fragment)
+{
+	if (fragment && slot < 0) {
+		for (int i = 0; open_count < OPEN_LINES && i < OPEN_LINES; i++)
+			if (!open_lines[i])
+				slot = i;
+		if (slot < 0)
+			slot = (int)(open_next++ % OPEN_LINES);  /* the oldest goes */
+		else
+			open_count++;
+		open_lines[slot] = log->serial;
+	} else if (!fragment && slot >= 0) {
+		open_lines[slot] = 0;
+		open_count--;
+	}
+}
+
+void kmsg__lines_forget(void)
+{
+	memset(open_lines, 0, sizeof(open_lines));
+	open_count = 0;
+}
+
 /* msync wants page-aligned start addresses. */
 static void sync_range(const void *addr, size_t len)
 {
@@ -52,7 +99,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 	uint64_t len, rpos = 0, seq = 0, head[5];
 	int64_t real_ns, boot_ns;
 	struct time_look look;
-	int err;
+	int err, slot = -1, begin;
 
 	/* W1 */
 	if (!log || !e || e->version != KMSG_ENTRY_VERSION ||
@@ -93,11 +140,14 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 	head[1] = (uint64_t)boot_ns;
 	head[2] = log->boot_id;
 	head[3] = (uint64_t)(e->pid ? e->pid : log->pid) |
-		  (uint64_t)(e->caller ? e->caller : kmsg__tid()) << 32;
+		  (uint64_t)(e->caller ? e->caller : kmsg__self_caller()) << 32;
+	if (!e->caller)
+		slot = own_line(log);
+	begin = (e->flags & KMSG_BEGIN) || (!e->caller && slot < 0);
 	head[4] = (uint64_t)e->text_len | (uint64_t)fields_len << 16 |
 		  (uint64_t)(e->facility << 3 | e->level) << 32 |
 		  (uint64_t)((e->flags & KMSG_FRAGMENT ? REC_FRAGMENT : 0) |
-			     (e->flags & KMSG_BEGIN ? REC_BEGIN : 0)) << 40 |
+			     (begin ? REC_BEGIN : 0)) << 40 |
 		  (uint64_t)(log->owner & 0xff) << 48;
 
 	kmsg__time_before(log, real_ns, &look);                                    /* T1 */
@@ -152,6 +202,8 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 			break;
 	}
 
+	if (!e->caller)
+		note_line(log, slot, (e->flags & KMSG_FRAGMENT) != 0);
 	if (log->flags & KMSG_OPEN_SYNC) {
 		sync_range(ring_block(log, kmsg__ring_phys(log, rpos)), len);
 		sync_range(log->map, HDR_SIZE);

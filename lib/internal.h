@@ -100,14 +100,17 @@ struct kmsg_log {
 /* ---- os.c --------------------------------------------------------------- */
 
 int64_t kmsg__clock_ns(int clock);
-extern KMSG_TLS uint32_t kmsg__tid_cache;
-uint32_t kmsg__tid_slow(void);
-void kmsg__tid_forget(void);            /* for a fork child */
+/* kmsg_caller_id(), and the calling thread's, remembered. */
+uint32_t kmsg__caller_id(uint32_t id);
+extern KMSG_TLS uint32_t kmsg__caller_cache;
+uint32_t kmsg__caller_slow(void);
+void kmsg__caller_forget(void);            /* for a fork child */
+void kmsg__lines_forget(void);             /* append.c, for a fork child */
 
-/* gettid(), cached per thread */
-static inline uint32_t kmsg__tid(void)
+/* The calling thread's caller id (kmsg_caller_id of its gettid()), cached */
+static inline uint32_t kmsg__self_caller(void)
 {
-	return kmsg__tid_cache ? kmsg__tid_cache : kmsg__tid_slow();
+	return kmsg__caller_cache ? kmsg__caller_cache : kmsg__caller_slow();
 }
 uint64_t kmsg__read_boot_id(void);
 uint64_t kmsg__random64(void);

@@ -18,6 +18,10 @@
                                  fields, is cut into parts */
 #define QUEUE_MAX   4096      /* lines held back behind open ones (ORDER) */
 #define QUEUE_BYTES (1u << 20) /* their text and fields together */
+/* A line its caller left open this long (since-boot time of its last
+ * part) ends as it is: a caller id its writer died with may have gone to
+ * another since, whose record must not be taken in (kmsg.h, KMSG_BEGIN). */
+#define JOIN_AGE_NS ((int64_t)3600 * 1000000000)
 
 /*
  * A line of a joining reader: one being joined, one waiting in the queue
@@ -29,6 +33,7 @@
 struct line {
 	struct kmsg_record rec;
 	uint64_t last;           /* number of its last record */
+	int64_t last_ns;         /* and its since-boot time */
 	char *text;
 	size_t len, cap;
 	unsigned char *fields;
@@ -110,6 +115,7 @@ static int line_add(struct line *l, const struct kmsg_record *rec)
 	l->len += rec->text_len;
 	l->flen += rec->fields_len;
 	l->last = rec->seq;
+	l->last_ns = rec->boot_ns;
 	return 0;
 }
 
@@ -259,6 +265,13 @@ static int queue_reserve(struct kmsg_joiner *j, unsigned want)
 	return 0;
 }
 
+/* Has l's caller left it open longer than JOIN_AGE_NS before rec? */
+static int too_old(const struct line *l, const struct kmsg_record *rec)
+{
+	return rec->boot_ns > l->last_ns &&
+	       (uint64_t)rec->boot_ns - (uint64_t)l->last_ns > (uint64_t)JOIN_AGE_NS;
+}
+
 /* Queues a record that is a line of its own (a whole line, or a gap). */
 static int queue_alone(struct kmsg_joiner *j, const struct kmsg_record *rec)
 {
@@ -306,11 +319,11 @@ static int take(struct kmsg_joiner *j, struct kmsg_record *rec)
 			p = q;
 		}
 	}
-	/* A new line begins, or this part would make the line too long
-	 * (fragments of empty text can bring fields without end): the open
-	 * one ends as it is. */
-	if (p && ((rec->flags & KMSG_BEGIN) || p->l.len + rec->text_len > JOIN_MAX ||
-		  p->l.flen + rec->fields_len > JOIN_MAX)) {
+	/* A new line begins, the open one is too old to go on, or this part
+	 * would make it too long (fragments of empty text can bring fields
+	 * without end): the open one ends as it is. */
+	if (p && ((rec->flags & KMSG_BEGIN) || too_old(&p->l, rec) ||
+		  p->l.len + rec->text_len > JOIN_MAX || p->l.flen + rec->fields_len > JOIN_MAX)) {
 		close_line(j, p, 1);
 		freeslot = p;
 		p = NULL;

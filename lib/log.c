@@ -191,6 +191,11 @@ uint64_t kmsg_boot_id(void)
 	return kmsg__read_boot_id();
 }
 
+uint32_t kmsg_caller_id(uint32_t id)
+{
+	return kmsg__caller_id(id);
+}
+
 void kmsg_log_close(struct kmsg_log *log)
 {
 	if (!log)

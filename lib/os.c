@@ -1,5 +1,5 @@
 /*
- * os.c - what libkmsg asks of the system: clocks, the thread id, the
+ * os.c - what libkmsg asks of the system: clocks, caller ids, the
  * boot id, random numbers, descriptors kept off 0-2, OFD locks, short
  * naps.  Nothing here knows the file format.
  */
@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,17 +21,38 @@ int64_t kmsg__clock_ns(int clock)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-KMSG_TLS uint32_t kmsg__tid_cache;  /* gettid() is a system call */
+KMSG_TLS uint32_t kmsg__caller_cache;  /* gettid() is a system call */
 
-uint32_t kmsg__tid_slow(void)
+/* The inode of this process's pid namespace, 0 for the initial one (whose
+ * inode is fixed, PROC_PID_INIT_INO) or when /proc does not tell; -1 not
+ * looked up yet (again after a fork, whose child may be in another). */
+static _Atomic int64_t pid_ns = -1;
+
+uint32_t kmsg__caller_id(uint32_t id)
 {
-	kmsg__tid_cache = (uint32_t)gettid();
-	return kmsg__tid_cache;
+	int64_t ns = atomic_load_explicit(&pid_ns, memory_order_relaxed);
+
+	if (ns < 0) {
+		struct stat st;
+		ns = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != 0xEFFFFFFCu
+		     ? (int64_t)st.st_ino : 0;
+		atomic_store_explicit(&pid_ns, ns, memory_order_relaxed);
+	}
+	if (ns == 0)
+		return id;
+	return (id ^ ((uint32_t)ns * 0x9E3779B1u)) | 0x80000000u;
 }
 
-void kmsg__tid_forget(void)
+uint32_t kmsg__caller_slow(void)
 {
-	kmsg__tid_cache = 0;
+	kmsg__caller_cache = kmsg__caller_id((uint32_t)gettid());
+	return kmsg__caller_cache;
+}
+
+void kmsg__caller_forget(void)
+{
+	kmsg__caller_cache = 0;
+	atomic_store_explicit(&pid_ns, -1, memory_order_relaxed);
 }
 
 /* The first 8 bytes of this boot's random id, 0 if the kernel has none. */

@@ -228,7 +228,8 @@ static void on_fork_parent(void)
 static void on_fork_child(void)
 {
 	atomic_fetch_add(&kmsg__fork_gen, 1);
-	kmsg__tid_forget();
+	kmsg__caller_forget();
+	kmsg__lines_forget();
 	for (struct kmsg_log *log = handles; log; log = log->next_handle)
 		fork_reopen(log);
 	pthread_mutex_unlock(&handles_lock);

@@ -218,6 +218,77 @@ Test(reader, fragments_are_joined_per_caller)
 	kmsg_log_close(log);
 }
 
+/* Appends text as this thread's own (no caller in the entry). */
+static void own(struct kmsg_log *log, const char *text, int more)
+{
+	struct kmsg_entry e = KMSG_ENTRY_INIT;
+	e.text = text;
+	e.text_len = strlen(text);
+	e.flags = more ? KMSG_FRAGMENT : 0;
+	cr_assert_eq(kmsg_log_append(NULL, log, &e), 0);
+}
+
+/* The next joined line is text, with flags. */
+static void expect_line(struct kmsg_reader *r, const char *text, unsigned flags)
+{
+	struct kmsg_record rec;
+	cr_assert_eq(next_rec(r, &rec), 1, "expected \"%s\"", text);
+	cr_assert_eq(rec.text_len, strlen(text), "\"%.*s\" for \"%s\"", (int)rec.text_len,
+		     rec.text, text);
+	cr_assert_eq(memcmp(rec.text, text, rec.text_len), 0);
+	cr_assert_eq(rec.flags & (KMSG_PARTIAL | KMSG_FRAGMENT), flags, "flags of \"%s\"", text);
+}
+
+Test(reader, a_line_left_open_by_a_dead_writer_is_not_continued_by_its_ids_next_owner)
+{
+	struct kmsg_log *log = tu_create("reuse.log", 1 << 20, 0);
+	struct kmsg_reader *r;
+
+	/* A process that had this thread's id, in this boot, died mid-line
+	 * (written here under the id it had). */
+	append_as(log, kmsg_caller_id((uint32_t)gettid()), "stale part ", KMSG_FRAGMENT);
+	/* This thread's own lines: the first does not continue it. */
+	own(log, "fresh line", 0);
+	own(log, "own parts ", 1);
+	own(log, "joined", 0);
+	kmsg_reader_new(&r, log, KMSG_READER_JOIN);
+	expect_line(r, "stale part ", KMSG_FRAGMENT | KMSG_PARTIAL);
+	expect_line(r, "fresh line", 0);
+	expect_line(r, "own parts joined", 0);
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+}
+
+Test(reader, a_line_left_open_for_an_hour_ends_as_it_is)
+{
+	struct kmsg_log *log = tu_create("age.log", 1 << 20, 0);
+	const int64_t min = INT64_C(60) * 1000000000;
+	const struct { const char *text; int64_t at; unsigned flags; } parts[] = {
+		{ "slow step... ", 0, KMSG_FRAGMENT },
+		{ "done after 59 minutes", 59 * min, 0 },
+		{ "a script of a reused id... ", 60 * min, KMSG_FRAGMENT },
+		{ "not its end", 121 * min + 1, 0 },
+	};
+	struct kmsg_reader *r;
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		struct kmsg_entry e = KMSG_ENTRY_INIT;
+		e.caller = 4242;
+		e.text = parts[i].text;
+		e.text_len = strlen(parts[i].text);
+		e.flags = parts[i].flags | KMSG_TIMES;
+		e.real_ns = INT64_C(1700000000000000000) + parts[i].at;
+		e.boot_ns = 1000 + parts[i].at;
+		cr_assert_eq(kmsg_log_append(NULL, log, &e), 0);
+	}
+	kmsg_reader_new(&r, log, KMSG_READER_JOIN);
+	expect_line(r, "slow step... done after 59 minutes", 0);
+	expect_line(r, "a script of a reused id... ", KMSG_FRAGMENT | KMSG_PARTIAL);
+	expect_line(r, "not its end", 0);
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+}
+
 Test(reader, a_line_of_fragments_bringing_only_fields_is_cut_into_parts)
 {
 	/* A writer (or a hostile file) that never ends a line and gives

@@ -62,8 +62,8 @@ Test(ring, record_carries_what_was_appended)
 	cr_assert_eq(rec.text_len, 12);
 	cr_assert_eq(memcmp(rec.text, "disk on fire", 12), 0);
 	cr_assert_eq(rec.pid, (uint32_t)getpid());
-	cr_assert_eq(rec.caller, (uint32_t)gettid());
-	cr_assert_eq(rec.flags, 0);
+	cr_assert_eq(rec.caller, kmsg_caller_id((uint32_t)gettid()));
+	cr_assert_eq(rec.flags, KMSG_BEGIN, "a thread's own record, continuing no line of its own, begins one");
 	cr_assert(rec.real_ns >= before && rec.real_ns <= tu_now_ns(CLOCK_REALTIME));
 	cr_assert(rec.boot_ns >= bb && rec.boot_ns <= tu_now_ns(CLOCK_BOOTTIME));
 	cr_assert_neq(rec.boot_id, 0, "the boot id is recorded");

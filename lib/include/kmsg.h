@@ -133,6 +133,16 @@ int kmsg_log_create(struct kmsg_log **out, const char *path,
  */
 uint64_t kmsg_boot_id(void);
 
+/*
+ * The caller id records carry for the thread or process id of this
+ * process's pid namespace: id itself in the initial namespace; elsewhere
+ * id mixed with the namespace's inode number, with the top bit set (no
+ * id of the initial namespace has it), so that two containers writing one
+ * log do not continue each other's lines.  Appends with no caller of
+ * their own carry the calling thread's.
+ */
+uint32_t kmsg_caller_id(uint32_t id);
+
 /* Unmaps and closes; NULL is accepted.  Records appended stay in the file. */
 void kmsg_log_close(struct kmsg_log *log);
 
@@ -211,9 +221,14 @@ struct kmsg_field {
  * open, and the caller's next record continues it, unless that record has
  * KMSG_BEGIN: then the open line ends as it is and a new one begins, as a
  * printk without KERN_CONT does in the kernel.  A thread that writes its
- * own lines needs neither flag on the last part; a program that writes on
- * behalf of others (kmsg emit, for a shell script) marks every record that
- * does not continue a line with KMSG_BEGIN.
+ * own lines (no caller in the entry) needs neither flag on the last part:
+ * the library marks each of its records that continues no line the thread
+ * left open through that handle with KMSG_BEGIN itself, so that a line a
+ * thread or process left open when it died is never continued by a later
+ * one that got its id.  A program that writes on behalf of others (kmsg
+ * emit, for a shell script) marks every record that does not continue a
+ * line with KMSG_BEGIN.  Readers end a line whose caller has not continued
+ * it for an hour (since-boot time) as it is, with KMSG_PARTIAL.
  */
 enum {
 	KMSG_FRAGMENT = 1 << 0, /* the line continues in a later record of the
