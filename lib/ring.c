@@ -1771,6 +1771,15 @@ void kmsg__ring_rebuild(struct kmsg_log *log)
 			if (!(r.flags & REC_PAD))
 				phys += len - REC_ALIGN;
 		}
+		/* A ring that never came round evicted nothing (eviction
+		 * begins within a header of the lap's end): its first block
+		 * was at 0, numbered first_seq, and numbers missing before
+		 * the oldest record found are damage (a zeroed first page),
+		 * which readers then report, not numbers never handed out. */
+		if (best_end + REC_HDR <= D && head > 0 && head_seq > log->first_seq) {
+			head = 0;
+			head_seq = log->first_seq;
+		}
 		/* The newest records may be the ones lost (a power cut that
 		 * kept the header and not the last data pages): a believable
 		 * larger number from the header wins, leaving a gap readers

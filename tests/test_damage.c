@@ -328,3 +328,43 @@ Test(damage, a_sparse_file_claiming_terabytes_costs_what_it_holds, .timeout = 12
 		kmsg_log_close(dump);
 	}
 }
+
+/*
+ * A power cut that zeroes the first page takes the header (restored from
+ * its copy at the end of the file) and the records that lay in the rest
+ * of the page with it: a reader that may not write must say that they are
+ * gone, not start at the first record left as if nothing were missing.
+ */
+Test(damage, records_of_a_zeroed_first_page_are_reported_damaged)
+{
+	struct kmsg_log *log = tu_create("p0.log", 1 << 20, 0);
+	static const unsigned char zeros[4096];
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	uint64_t shown = 0, damaged = 0, first = 0;
+	int fd;
+
+	for (int i = 0; i < 200; i++)
+		tu_append(log, "a record of a few dozen bytes, as dmesg has");
+	kmsg_log_close(log);
+	fd = open(tu_path("p0.log"), O_WRONLY);
+	cr_assert(pwrite(fd, zeros, sizeof(zeros), 0) == sizeof(zeros));
+	close(fd);
+
+	cr_assert_eq(kmsg_log_open(&log, tu_path("p0.log"), KMSG_OPEN_READ), 0);
+	cr_assert_eq(kmsg_reader_new(&r, log, 0), 0);
+	while (kmsg_reader_next(r, &rec) == 1) {
+		damaged += rec.damaged;
+		if (rec.flags & KMSG_GAP)
+			continue;
+		if (!first)
+			first = rec.seq;
+		shown++;
+	}
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+	cr_assert_gt(first, 1, "the first page held records");
+	cr_assert_eq(damaged, first - 1, "records 1..%llu gone, %llu reported damaged",
+		     (unsigned long long)first - 1, (unsigned long long)damaged);
+	cr_assert_eq(shown + damaged, 200);
+}
