@@ -9,6 +9,13 @@
  * read-only and read to the end, seeked by sequence and time, then opened
  * for writing (which repairs) and appended to.  Nothing may crash, hang
  * or read out of bounds.
+ *
+ * More bits of the first byte do to the file what a writer with write
+ * permission, a power cut or a bad disk can: 8 cuts it short (to a size
+ * the second byte chooses), 16 punches holes in the pages the third
+ * byte's bits choose (so that scans step over them), and 32 rewrites 16
+ * bytes at an offset the last bytes choose while the first reader is in
+ * the middle of the records (lengths changed under a reader).
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -16,10 +23,20 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-static void read_all(struct kmsg_log *log, unsigned flags, int seeks)
+/* A change to the file while it is read: 16 bytes at off, after the
+ * reader returned `after` records; done once. */
+struct under {
+	int fd;
+	int after;
+	off_t off;
+	unsigned char bytes[16];
+};
+
+static void read_all(struct kmsg_log *log, unsigned flags, int seeks, struct under *u)
 {
 	struct kmsg_reader *r;
 	struct kmsg_record rec;
@@ -30,6 +47,11 @@ static void read_all(struct kmsg_log *log, unsigned flags, int seeks)
 		size_t pos = 0;
 		while (kmsg_field_next(&f, &rec, &pos) == 1)
 			;
+		if (u && u->after == i) {
+			if (pwrite(u->fd, u->bytes, sizeof(u->bytes), u->off) < 0)
+				abort();
+			u->after = -1;
+		}
 	}
 	kmsg_reader_flush(r, INT64_MAX);
 	for (int i = 0; i < 1000 && kmsg_reader_next(r, &rec) == 1; i++)
@@ -57,6 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static int fd = -1;
 	struct kmsg_log *log;
 	unsigned char *img;
+	struct under u = { .after = -1 };
+	off_t cut = 0;
 
 	if (fsize > (1 << 20))
 		return 0;
@@ -87,13 +111,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	}
-	if (ftruncate(fd, (off_t)fsize) || pwrite(fd, img, fsize, 0) != (ssize_t)fsize)
+	if (ftruncate(fd, 0) || ftruncate(fd, (off_t)fsize) ||
+	    pwrite(fd, img, fsize, 0) != (ssize_t)fsize)
+		abort();
+	if (size > 3 && (data[0] & 8))
+		cut = (off_t)(fsize * data[1] / 256) & ~(off_t)4095;
+	if (size > 3 && (data[0] & 16)) {
+		for (unsigned page = 1; page * 4096 < fsize; page++)
+			if (data[2] >> (page % 8) & 1)
+				fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					  (off_t)page * 4096, 4096);
+	}
+	if (size > 24 && (data[0] & 32)) {
+		u.fd = fd;
+		u.after = data[3] % 64;
+		u.off = (off_t)((data[size - 1] | data[size - 2] << 8 | (size_t)data[size - 3] << 16) %
+				fsize);
+		memcpy(u.bytes, data + size - 19, sizeof(u.bytes));
+	}
+	if (cut && ftruncate(fd, cut))
 		abort();
 	if (kmsg_log_open(&log, path, 0) == 0) {
 		struct kmsg_stat st;
 		kmsg_log_stat(&st, log);
-		read_all(log, 0, 1);
-		read_all(log, KMSG_READER_JOIN, 0);
+		read_all(log, 0, 1, u.after >= 0 ? &u : NULL);
+		read_all(log, KMSG_READER_JOIN, 0, NULL);
 		kmsg_log_close(log);
 	}
 	if (kmsg_log_open(&log, path, KMSG_OPEN_WRITE) == 0) {
@@ -102,7 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		e.text_len = 4;
 		for (int i = 0; i < 3; i++)
 			kmsg_log_append(NULL, log, &e);
-		read_all(log, 0, 1);
+		read_all(log, 0, 1, NULL);
 		kmsg_log_close(log);
 	}
 	free(img);
