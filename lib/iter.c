@@ -404,10 +404,61 @@ static int find_record(const struct kmsg_log *log, uint64_t from, uint64_t limit
 }
 
 /*
+ * Bisects [head, tail) by position for the first valid record for which
+ * at_key() holds (it must hold, if at all, from some record on: keys grow
+ * with position), in O(log n) probes: its position, its header in *hd,
+ * or tail.  *prev (with its header in *prev_hd) is the last record found
+ * before it, which is the one just before it among the records seen;
+ * UINT64_MAX if no record was found before it.  Racing writers can make
+ * it miss (the caller re-checks head).
+ */
+static uint64_t bisect_by(const struct kmsg_log *log, uint64_t head, uint64_t tail,
+			  int (*at_key)(const struct rec_hdr *hd, const void *arg),
+			  const void *arg, struct rec_hdr *hd, uint64_t *prev,
+			  struct rec_hdr *prev_hd)
+{
+	uint64_t lo = head, hi = tail, best = tail;
+
+	*prev = UINT64_MAX;
+	/* Invariant: every record before lo is before the key, the last one
+	 * found ending at lo; the answer is best or a record in [lo, hi); no
+	 * record starts in [hi, best). */
+	while (lo < hi) {
+		uint64_t mid = lo + ((hi - lo) / 2 & ~(uint64_t)(REC_ALIGN - 1)), at;
+		struct rec_hdr c;
+
+		if (!find_record(log, mid, hi, &at, &c)) {
+			hi = mid;
+		} else if (!at_key(&c, arg)) {
+			lo = at + c.len;
+			*prev = at;
+			*prev_hd = c;
+		} else {
+			best = at;
+			*hd = c;
+			hi = at;
+		}
+	}
+	return best;
+}
+
+/* The key of a seek: a sequence number or a wall-clock time. */
+struct seek_key {
+	int by_time;
+	uint64_t seq;
+	int64_t ns;
+};
+
+static int at_seek_key(const struct rec_hdr *hd, const void *arg)
+{
+	const struct seek_key *k = arg;
+
+	return k->by_time ? hd->real_ns >= k->ns : hd->seq >= k->seq;
+}
+
+/*
  * Bisects [head, tail) by position for the first valid record whose key
- * (seq or real time) is >= want: its position and number, or tail.  Keys
- * grow with position, so O(log n) probes.  Racing writers can make it
- * miss (the caller re-checks head).
+ * (seq or real time) is >= want: its position and number, or tail.
  *
  * Only committed records are seen: a block in progress (or a hole, or
  * damage) is not, and the one holding the key may be such a block.  So
@@ -422,23 +473,16 @@ static uint64_t bisect(const struct kmsg_log *log, uint64_t head, uint64_t tail,
 		       int by_time, uint64_t want_seq, int64_t want_ns, uint64_t *seq,
 		       uint64_t *after, uint64_t *after_seq)
 {
-	uint64_t lo = head, hi = tail, best = tail;
+	struct seek_key k = { by_time, want_seq, want_ns };
+	struct rec_hdr hd, prev_hd;
+	uint64_t prev, lo = head;
+	uint64_t best = bisect_by(log, head, tail, at_seek_key, &k, &hd, &prev, &prev_hd);
 
-	/* Invariant: every record before lo is before the key; the answer
-	 * is best or a record in [lo, hi); no record starts in [hi, best). */
-	while (lo < hi) {
-		uint64_t mid = lo + ((hi - lo) / 2 & ~(uint64_t)(REC_ALIGN - 1)), at;
-		struct rec_hdr hd;
-		if (!find_record(log, mid, hi, &at, &hd)) {
-			hi = mid;
-		} else if (by_time ? hd.real_ns < want_ns : hd.seq < want_seq) {
-			lo = at + hd.len;
-			*after_seq = hd.seq + 1;
-		} else {
-			best = at;
-			*seq = hd.seq;
-			hi = at;
-		}
+	if (best < tail)
+		*seq = hd.seq;
+	if (prev != UINT64_MAX) {
+		lo = prev + prev_hd.len;
+		*after_seq = prev_hd.seq + 1;
 	}
 	*after = lo < best ? lo : best;
 	return best;
