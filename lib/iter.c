@@ -10,6 +10,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -731,4 +732,74 @@ int kmsg__iter_seek_seq(struct kmsg_iter *it, uint64_t seq)
 int kmsg__iter_seek_time(struct kmsg_iter *it, int64_t real_ns)
 {
 	return seek_by(it, 1, 0, real_ns, UINT64_MAX);
+}
+
+/* ------------------------------------------------------------------ */
+/* Boots                                                               */
+
+static int never(const struct rec_hdr *hd, const void *arg)
+{
+	(void)hd;
+	(void)arg;
+	return 0;
+}
+
+static int of_boot(const struct rec_hdr *hd, const void *arg)
+{
+	return hd->boot_id == *(const uint64_t *)arg;
+}
+
+/*
+ * A boot's first writer brings the ring into its boot before it reserves
+ * (ring.c), so the records of one boot lie together in position order and
+ * the boots follow each other.  The newest record names the newest boot;
+ * below the start of boot k, "of boot k + 1" is the key of a bisection
+ * ("of boot k + 1 or a newer one" over the whole log, restricted to what
+ * lies below), whose answer is where boot k + 1 starts and whose record
+ * before the answer is the last of boot k + 2.  So each boot costs one
+ * bisection, O(log n) record reads, whatever the log's size.
+ */
+int kmsg_log_boots(struct kmsg_boot *boots, size_t n, struct kmsg_log *log)
+{
+	size_t k = 0;
+
+	if (!log || (n && !boots))
+		return KMSG_EINVAL;
+	if (n > INT_MAX)
+		n = INT_MAX;
+	for (int attempt = 0; attempt < 16; attempt++) {
+		struct window w, now;
+		struct rec_hdr hd, prev_hd;
+		uint64_t prev, upper;
+		int again = 0, err = kmsg__ring_window(log, &w);
+
+		if (err)
+			return err;
+		k = 0;
+		upper = w.end;
+		bisect_by(log, w.head, w.end, never, NULL, &hd, &prev, &prev_hd);
+		while (prev != UINT64_MAX && k < n) {
+			uint64_t id = prev_hd.boot_id, start;
+
+			boots[k] = (struct kmsg_boot){
+				.boot_id = id,
+				.last_seq = prev_hd.seq,
+				.last_real_ns = prev_hd.real_ns,
+			};
+			start = bisect_by(log, w.head, upper, of_boot, &id, &hd, &prev, &prev_hd);
+			if (start >= upper) {
+				again = 1;  /* overtaken while looking */
+				break;
+			}
+			boots[k].first_seq = hd.seq;
+			boots[k].first_real_ns = hd.real_ns;
+			k++;
+			upper = start;
+		}
+		/* not overtaken while looking (pairs with H1) */
+		atomic_thread_fence(memory_order_acquire);
+		if (!again && kmsg__ring_window(log, &now) == 0 && now.head <= upper)
+			return (int)k;
+	}
+	return (int)k;
 }

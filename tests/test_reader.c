@@ -768,3 +768,69 @@ Test(reader, a_reader_of_a_log_cut_short_is_told_when_a_writer_restores_it)
 	kmsg_log_close(r_log);
 	kmsg_log_close(w);
 }
+
+/* Appends n records at boot, given times; returns the last one's seq. */
+static uint64_t append_in_boot(struct kmsg_log *log, uint64_t boot, int n, int64_t real_ns)
+{
+	struct kmsg_entry e = KMSG_ENTRY_INIT;
+	uint64_t seq = 0;
+
+	log->boot_id = boot;  /* as a writer of that boot would be */
+	e.flags = KMSG_TIMES;
+	e.text = "in a boot";
+	e.text_len = strlen(e.text);
+	for (int i = 0; i < n; i++) {
+		e.real_ns = real_ns + i;
+		e.boot_ns = 1000 + i;
+		cr_assert_eq(kmsg_log_append(&seq, log, &e), 0);
+	}
+	return seq;
+}
+
+Test(reader, boots_are_listed_newest_first_with_their_first_and_last_records)
+{
+	struct kmsg_log *log = tu_create("boots.log", 65536, 0);
+	struct kmsg_boot b[4];
+	uint64_t a_last, b_last, c_last;
+
+	cr_assert_eq(kmsg_log_boots(b, 4, log), 0, "an empty log has no boot");
+	a_last = append_in_boot(log, 0xa1, 5, 100);
+	b_last = append_in_boot(log, 0xb2, 1, 200);
+	c_last = append_in_boot(log, 0xc3, 7, 300);
+	cr_assert_eq(kmsg_log_boots(b, 4, log), 3);
+	cr_assert_eq(b[0].boot_id, 0xc3);
+	cr_assert_eq(b[0].first_seq, b_last + 1);
+	cr_assert_eq(b[0].last_seq, c_last);
+	cr_assert_eq(b[0].first_real_ns, 300);
+	cr_assert_eq(b[0].last_real_ns, 306);
+	cr_assert_eq(b[1].boot_id, 0xb2);
+	cr_assert_eq(b[1].first_seq, b_last);
+	cr_assert_eq(b[1].last_seq, b_last, "a boot of one record");
+	cr_assert_eq(b[2].boot_id, 0xa1);
+	cr_assert_eq(b[2].first_seq, a_last - 4);
+	cr_assert_eq(b[2].last_seq, a_last);
+	cr_assert_eq(kmsg_log_boots(b, 1, log), 1, "only as many as asked for");
+	cr_assert_eq(b[0].boot_id, 0xc3);
+	kmsg_log_close(log);
+}
+
+Test(reader, the_oldest_boot_starts_at_the_oldest_record_left)
+{
+	struct kmsg_log *log = tu_create("evicted.log", 8192, 0);
+	struct kmsg_boot b[4];
+	uint64_t first, last;
+
+	/* far more than the ring holds: the first boot's start is evicted */
+	append_in_boot(log, 0xa1, 500, 100);
+	last = append_in_boot(log, 0xb2, 20, 200);
+	tu_count(log, &first, NULL);
+	cr_assert_eq(kmsg_log_boots(b, 4, log), 2);
+	cr_assert_eq(b[1].boot_id, 0xa1);
+	cr_assert_eq(b[1].first_seq, first);
+	cr_assert_eq(b[0].last_seq, last);
+	cr_assert_eq(b[0].first_seq, last - 19);
+	/* and when the newest boot is all there is */
+	append_in_boot(log, 0xb2, 500, 300);
+	cr_assert_eq(kmsg_log_boots(b, 4, log), 1);
+	kmsg_log_close(log);
+}

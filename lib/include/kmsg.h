@@ -204,6 +204,31 @@ struct kmsg_stat {
 /* Fills *st from the shared header (no lock; values are a near snapshot). */
 int kmsg_log_stat(struct kmsg_stat *st, struct kmsg_log *log);
 
+/* One boot's records in a log, as kmsg_log_boots() finds them. */
+struct kmsg_boot {
+	uint64_t boot_id;       /* as records carry it (kmsg_boot_id()) */
+	uint64_t first_seq;     /* its oldest stored record */
+	uint64_t last_seq;      /* its newest record */
+	int64_t first_real_ns;  /* their CLOCK_REALTIME times */
+	int64_t last_real_ns;
+};
+
+/*
+ * Fills boots[0..n) with the boots of the records stored in log, newest
+ * first: boots[0] is the boot of the newest record, boots[1] the one
+ * before it, and so on.  Returns how many it filled, fewer than n when
+ * the log holds fewer boots (0 for an empty log), or a negative code.
+ * The numbers from first_seq to last_seq are the boot's, though some may
+ * have no record (lost, damaged, cleared records count).  Costs O(log n)
+ * record reads per boot filled, not the log's size: it relies on the
+ * records of one boot lying together, as writers keep them (kmsg(5));
+ * in a file where they do not (records given to it by hand), the boots
+ * listed may miss records or come twice, and it still ends.  A near
+ * snapshot: writers may add records and evict
+ * the oldest while it looks.
+ */
+int kmsg_log_boots(struct kmsg_boot *boots, size_t n, struct kmsg_log *log);
+
 /* ------------------------------------------------------------------ */
 /* Appending                                                           */
 
