@@ -269,52 +269,6 @@ static void setup_signals(const char *path)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/*
- * With a filter, the last n records means the last n that pass it.  Looks
- * back from end over ever larger windows (n, 4n, 16n, ... records) until
- * one holds n matching records or reaches floor; returns the sequence
- * number to start at.  Each look is a seek and a read, so finding them
- * costs at most a few reads of the part of the log they span.
- */
-static int find_start(uint64_t *start, struct kmsg_reader *r,
-		      const struct output *o, uint64_t n, uint64_t floor,
-		      uint64_t end)
-{
-	uint64_t *ring = NULL, window = n, from, count;
-	struct kmsg_record rec;
-	int rc = 0;
-
-	ring = malloc(n * sizeof(*ring));
-	if (ring == NULL)
-		return -ENOMEM;
-	for (;;) {
-		from = window < end - floor ? end - window : floor;
-		rc = kmsg_reader_seek_seq(r, from);
-		if (rc < 0)
-			goto out;
-		count = 0;
-		while ((rc = kmsg_reader_next(r, &rec)) > 0 && rec.seq < end) {
-			if (out_match(o, &rec))
-				ring[count++ % n] = rec.seq;
-		}
-		if (rc < 0)
-			goto out;
-		if (count >= n) {
-			*start = ring[count % n];
-			break;
-		}
-		if (from == floor) {
-			*start = floor;
-			break;
-		}
-		window = window > UINT64_MAX / 4 ? UINT64_MAX : window * 4;
-	}
-	rc = 0;
-out:
-	free(ring);
-	return rc;
-}
-
 /* Places r where printing starts: see the -n option. */
 static int position(struct kmsg_reader *r, struct kmsg_log *log,
 		    const struct output *o, int all, uint64_t n)
@@ -334,7 +288,7 @@ static int position(struct kmsg_reader *r, struct kmsg_log *log,
 	if (!o->filtering || n >= st.next_seq - floor)
 		return kmsg_reader_seek_seq(r, n < st.next_seq - floor ?
 					    st.next_seq - n : floor);
-	rc = find_start(&start, r, o, n, floor, st.next_seq);
+	rc = out_last_start(&start, r, o, n, floor, st.next_seq);
 	if (rc < 0)
 		return rc;
 	return kmsg_reader_seek_seq(r, start);

@@ -37,7 +37,7 @@ enum {
 	OPT_CTIME = 1, OPT_RELTIME, OPT_DELTA, OPT_NOTIME, OPT_TIMEFMT,
 	OPT_RAW, OPT_DECODE, OPT_JSON, OPT_OUTPUT, OPT_NOESCAPE, OPT_FIELDS,
 	OPT_COLOR, OPT_HUMAN, OPT_NOPAGER, OPT_LEVEL, OPT_FACILITY,
-	OPT_KERNEL, OPT_USER, OPT_SINCE, OPT_UNTIL, OPT_MATCH,
+	OPT_KERNEL, OPT_USER, OPT_SINCE, OPT_UNTIL, OPT_MATCH, OPT_QUIET,
 };
 
 enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
@@ -45,7 +45,7 @@ enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 /* What the options asked for, as the callback saw them, in order. */
 static struct {
 	int time;            /* enum kmsg_time_format */
-	int delta, raw, decode, noescape, fields, human, nopager;
+	int delta, raw, decode, noescape, fields, human, nopager, quiet;
 	enum kmsg_output output;
 	enum color_mode color;
 	int color_given;
@@ -239,6 +239,9 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 		args.time = KMSG_TIME_RELTIME;
 		args.conflict = "--human";
 		break;
+	case OPT_QUIET:
+		args.quiet = 1;
+		break;
 	case OPT_NOPAGER:
 		args.nopager = 1;
 		break;
@@ -324,6 +327,8 @@ const struct poptOption output_options[] = {
 	  "only records written at or before TIME", "TIME" },
 	{ "match", '\0', POPT_ARG_STRING, NULL, OPT_MATCH,
 	  "only records with this field (repeat: all must match)", "KEY=VALUE" },
+	{ "quiet", 'q', POPT_ARG_NONE, NULL, OPT_QUIET,
+	  "no \"-- Boot ID --\" line where the records of another boot begin", NULL },
 	POPT_TABLEEND
 };
 
@@ -930,6 +935,7 @@ int out_setup(struct output *o, const char *cmd, int follow)
 		o->pager = args.human && !args.nopager && !follow;
 	}
 	o->fo = fo;
+	o->quiet = args.quiet;
 	rc = kmsg_fmt_new(&o->fmt, &fo);
 	if (rc < 0) {
 		cli_lib_error(NULL, rc);
@@ -1065,6 +1071,34 @@ static int out_put(struct output *o, const char *p, size_t n)
 	return 0;
 }
 
+/*
+ * Where the records of another boot begin in the short output: a line
+ * that says so (journalctl's), but for -r, whose lines are read back as
+ * dmesg text; and a new renderer, so that no delta or reltime difference
+ * is taken across the boots (since-boot times of two boots have no
+ * common origin).  0 or -errno.
+ */
+static int new_boot(struct output *o, const struct kmsg_record *rec)
+{
+	struct kmsg_fmt *f;
+	char line[64];
+	int rc;
+
+	if (!o->quiet && o->fo.time != KMSG_TIME_RAW) {
+		snprintf(line, sizeof(line), "-- Boot %016llx --\n",
+			 (unsigned long long)rec->boot_id);
+		rc = out_text(o, line);
+		if (rc < 0)
+			return rc;
+	}
+	rc = kmsg_fmt_new(&f, &o->fo);
+	if (rc < 0)
+		return rc;
+	kmsg_fmt_free(o->fmt);
+	o->fmt = f;
+	return 0;
+}
+
 int out_record(struct output *o, const struct kmsg_record *rec)
 {
 	const char *text;
@@ -1072,10 +1106,20 @@ int out_record(struct output *o, const struct kmsg_record *rec)
 
 	if (!out_match(o, rec))
 		return 0;
+	if (o->fo.output == KMSG_OUT_SHORT && o->have_boot && rec->boot_id != o->last_boot &&
+	    (n = new_boot(o, rec)) < 0)
+		return n;
+	o->have_boot = 1;
+	o->last_boot = rec->boot_id;
 	n = kmsg_fmt_record(&text, o->fmt, rec);
 	if (n < 0)
 		return n == KMSG_ECORRUPT ? 0 : n;
 	return out_put(o, text, (size_t)n);
+}
+
+int out_text(struct output *o, const char *s)
+{
+	return out_put(o, s, strlen(s));
 }
 
 int out_verbatim(struct output *o, const char *p, size_t n, int ends_line)

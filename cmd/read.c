@@ -31,6 +31,8 @@ const struct poptOption read_options[] = {
 	  "clear the records printed (needs write permission)", NULL },
 	{ "clear", 'C', POPT_ARG_NONE, &clear_only, 0,
 	  "clear the log without printing it (as kmsg clear)", NULL },
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)selection_options, 0,
+	  "Which records (journalctl's options):", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_options, 0,
 	  "Format and filter options:", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_pager_options, 0,
@@ -287,8 +289,8 @@ out:
  * it, to the next read -c.  log_file says log is a log file (not a copy
  * of one): one cut short is then said to be.  Returns an exit status.
  */
-static int read_log(struct output *o, struct kmsg_log *log, const char *path,
-		    int clear, int log_file)
+static int read_log(struct output *o, struct selection *sel, struct kmsg_log *log,
+		    const char *path, int clear, int log_file)
 {
 	struct kmsg_reader *r = NULL;
 	struct kmsg_record rec;
@@ -300,10 +302,14 @@ static int read_log(struct output *o, struct kmsg_log *log, const char *path,
 		rc = kmsg_reader_new(&r, log, KMSG_READER_JOIN | KMSG_READER_ORDER);
 	/* A consumer (read -c) from the mark it left: records evicted since
 	 * before it could see them are reported as lost. */
-	if (rc == 0)
+	if (rc == 0 && sel->active) {
+		if (sel_seek(sel, r, log, o, &st, path) != 0)
+			goto out;
+	} else if (rc == 0) {
 		rc = o->have_since ? kmsg_reader_seek_time(r, o->since_ns) :
 		     clear ? kmsg_reader_seek_seq(r, st.clear_seq) :
 		     kmsg_reader_seek(r, KMSG_SEEK_CLEARED);
+	}
 	if (rc < 0) {
 		cli_lib_error(path, rc);
 		goto out;
@@ -339,14 +345,18 @@ static int read_log(struct output *o, struct kmsg_log *log, const char *path,
 		/* a time seek may land before the clear mark */
 		if (o->have_since && rec.seq < st.clear_seq)
 			continue;
-		rc = out_record(o, &rec);
+		rc = sel->active ? sel_record(sel, o, &rec) : out_record(o, &rec);
+		if (rc == 1)
+			break;  /* past the selection */
 		if (rc < 0) {
 			status = out_fail(o, rc);
 			goto out;
 		}
 	}
 	out_gaps_flush(o, 1);
-	rc = out_end(o);
+	rc = sel_end(sel, o);
+	if (rc == 0)
+		rc = out_end(o);
 	if (rc < 0) {
 		status = out_fail(o, rc);
 		goto out;
@@ -368,10 +378,12 @@ out:
 
 int cmd_read(int argc, const char **argv)
 {
-	poptContext con = poptGetContext("kmsg read", argc, argv, read_options, 0);
+	const char **args = sel_join_boot_arg(&argc, argv);
+	poptContext con = poptGetContext("kmsg read", argc, args ? args : argv, read_options, 0);
 	struct output o = { .saved_out = -1, .saved_err = -1 };
 	struct kmsg_log *log = NULL;
 	struct src src = { .fd = -1 };
+	struct selection sel = { 0 };
 	const char *path;
 	int rc, status = EXIT_FAIL, setup = 0;
 
@@ -394,6 +406,14 @@ int cmd_read(int argc, const char **argv)
 	if (read_clear && clear_only) {
 		status = cli_usage_error("read", NULL, "--read-clear and --clear cannot be "
 					 "used together");
+		goto out;
+	}
+	status = sel_setup(&sel, "read");
+	if (status != 0)
+		goto out;
+	if ((read_clear || clear_only) && (sel.active || sel.list_boots)) {
+		status = cli_usage_error("read", NULL, "--read-clear and --clear cannot be "
+					 "used with --boot, --list-boots, --lines or --reverse");
 		goto out;
 	}
 	if (!clear_only) {
@@ -445,6 +465,12 @@ int cmd_read(int argc, const char **argv)
 		src_refuse(&src, "a kmsg log, a kmsg dump or dmesg text");
 		goto out;
 	case SRC_TEXT:
+		if (sel.active || sel.list_boots) {
+			cli_error(src.name, "is dmesg text, which has no boots nor an end "
+				  "to count back from: --boot, --list-boots, --lines and "
+				  "--reverse read a log or a dump");
+			goto out;
+		}
 		status = read_text(&o, &src);
 		goto out;
 	default:
@@ -453,12 +479,18 @@ int cmd_read(int argc, const char **argv)
 		if (log == NULL)
 			goto out;
 	}
-	status = read_log(&o, log, src.name, read_clear, src.kind == SRC_LOG && !src.stream);
+	if (sel.list_boots)
+		status = sel_list_boots(&o, log, src.name);
+	else
+		status = read_log(&o, &sel, log, src.name, read_clear,
+				  src.kind == SRC_LOG && !src.stream);
 out:
+	sel_free(&sel);
 	src_close(&src);
 	if (setup)
 		out_free(&o);
 	kmsg_log_close(log);
 	poptFreeContext(con);
+	free(args);
 	return status;
 }
