@@ -19,7 +19,7 @@ _kmsg_levels='emerg alert crit err warn notice info debug'
 _kmsg_output_opts='-T --ctime -e --reltime -d --show-delta -t --notime
 	--time-format -r --raw -x --decode -J --json -o --output --noescape
 	--fields -L --color -H --human -l --level -f --facility
-	-k --kernel -u --userspace --since --until --match'
+	-k --kernel -u --userspace --since --until --match -q --quiet'
 
 # The word lists below are split here, with IFS set: the user's may be any.
 
@@ -105,7 +105,8 @@ _kmsg()
 		opts='-p --priority -t --tag -i --id -f --input -e --skip-empty
 			-s --stderr --prio-prefix --field --split -F --file --log-size
 			--max-text --sync --no-newline --cont --caller' ;;
-	read)   opts="-F --file -c --read-clear -C --clear $_kmsg_output_opts -P --nopager" ;;
+	read)   opts="-F --file -c --read-clear -C --clear -b --boot --list-boots
+			-n --lines --reverse $_kmsg_output_opts -P --nopager" ;;
 	follow) opts="-F --file -n --lines --fail-missing $_kmsg_output_opts" ;;
 	clear)  opts='-F --file' ;;
 	dump)   opts='-F --file -o --output --level -v --verbose' ;;
@@ -153,6 +154,15 @@ _kmsg()
 	follow:-n | follow:--lines)
 		_kmsg_words all 0 10
 		return ;;
+	read:-n | read:--lines)
+		_kmsg_words 10 20 50
+		return ;;
+	read:-b | read:--boot)
+		# optional: without "=" the next word may be another option
+		if $split || [[ $cur != -* ]]; then
+			_kmsg_words 0 -1 -2 1
+			return
+		fi ;;
 	dump:--level)
 		_kmsg_words 1 2 3 4 5 6 7 8 9
 		return ;;

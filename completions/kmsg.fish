@@ -89,6 +89,10 @@ set -l c '__kmsg_is read'
 complete -c kmsg -n $c -s c -l read-clear -d "clear the records printed"
 complete -c kmsg -n $c -s C -l clear -d "clear the log without printing it"
 complete -c kmsg -n $c -s P -l nopager -d "no pager"
+complete -c kmsg -n $c -s b -l boot -f -a '0 -1 -2 1' -d "only one boot's records (--boot=ID|OFFSET)"
+complete -c kmsg -n $c -l list-boots -d "list the boots in the log"
+complete -c kmsg -n $c -s n -l lines -x -a '10 20 50' -d "only the last N records"
+complete -c kmsg -n $c -l reverse -d "newest records first"
 
 # kmsg follow
 set -l c '__kmsg_is follow'
@@ -117,6 +121,7 @@ complete -c kmsg -n $c -s u -l userspace -d "only records not of kern"
 complete -c kmsg -n $c -l since -x -a 'now today yesterday tomorrow' -d "records at or after TIME"
 complete -c kmsg -n $c -l until -x -a 'now today yesterday tomorrow' -d "records at or before TIME"
 complete -c kmsg -n $c -l match -x -d "only records with field KEY=VALUE"
+complete -c kmsg -n $c -s q -l quiet -d "no line where another boot's records begin"
 
 # kmsg dump
 set -l c '__kmsg_is dump'
