@@ -5,7 +5,7 @@
 # writers would have, those of this boot by kmsg emit.
 . "$(dirname "$0")/lib.sh.inc"
 
-BOOTS=${KMSG_BOOTS:-$(dirname "$KMSG")/tests/kmsg-boots}
+BOOTS=${KMSG_BOOTS:-$(dirname "$KMSG")/kmsg-boots}
 A=aaaa000011112222 B=aaab000011112222
 # this boot's id as records carry it: the first 16 hex digits of boot_id
 C=$(tr -d '-' </proc/sys/kernel/random/boot_id | cut -c1-16)
