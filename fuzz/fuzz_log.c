@@ -66,6 +66,12 @@ static void read_all(struct kmsg_log *log, unsigned flags, int seeks, struct und
 	kmsg_reader_next(r, &rec);
 	kmsg_reader_seek(r, KMSG_SEEK_CLEARED);
 	kmsg_reader_next(r, &rec);
+	{
+		/* bisections whose key need not be monotone in a hostile
+		 * file: they must still end */
+		struct kmsg_boot boots[8];
+		kmsg_log_boots(boots, 8, log);
+	}
 out:
 	kmsg_reader_free(r);
 }
