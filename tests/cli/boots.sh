@@ -123,6 +123,20 @@ expect_eq "$(tac "$T/fwd")" "$(cat "$T/rev")" "--reverse is the whole log backwa
 read_ -t --reverse -b -2
 expect_eq "$(a 2)|$(a 1)|$(a 0)" "$got" "--reverse -b -2"
 
+case_ "kmsg follow says where another boot begins too, -n as before"
+"$KMSG" follow -t -n 4 >"$T/f.out" 2>"$T/f.err" &
+fpid=$!
+for _ in $(seq 100); do grep -q '^two$' "$T/f.out" && break; sleep 0.05; done
+kill -INT $fpid
+wait $fpid
+expect_eq "$(b 3)|-- Boot $C --|one|bad|two" "$(paste -sd'|' "$T/f.out")"
+"$KMSG" follow -q -t -n 2 >"$T/f.out" 2>"$T/f.err" &
+fpid=$!
+for _ in $(seq 100); do grep -q '^two$' "$T/f.out" && break; sleep 0.05; done
+kill -INT $fpid
+wait $fpid
+expect_eq "bad|two" "$(paste -sd'|' "$T/f.out")" "follow -q -n 2"
+
 case_ "a dump keeps its boots; dmesg text has none"
 "$KMSG" dump -o "$T/d.gz"
 read_ -F "$T/d.gz" -t -b -1
