@@ -77,12 +77,17 @@ const struct poptOption selection_options[] = {
 static int parse_boot(struct selection *sel, const char *cmd, const char *arg)
 {
 	const char *p = arg ? arg : "0";
-	size_t digits = strspn(p + (*p == '-' || *p == '+'), "0123456789");
+	int sign = *p == '-' || *p == '+';
+	size_t digits = strspn(p + sign, "0123456789");
 
 	/* journalctl's offsets: a number with a sign, or of a few digits
 	 * (no one keeps 10000 boots); anything longer is an id */
-	if (digits > 0 && digits <= 4 && p[(*p == '-' || *p == '+') + digits] == '\0') {
+	if (digits > 0 && (sign || digits <= 4) && p[sign + digits] == '\0') {
+		errno = 0;
 		sel->boot_offset = strtol(p, NULL, 10);
+		if (errno || sel->boot_offset < -100000 || sel->boot_offset > 100000)
+			return cli_usage_error(cmd, "--boot", "'%s': no log holds that many boots",
+					       arg);
 		return 0;
 	}
 	sel->boot_by_id = 1;
@@ -96,6 +101,9 @@ static int parse_boot(struct selection *sel, const char *cmd, const char *arg)
 		if (sel->id_len < 16)
 			sel->id_prefix[sel->id_len++] = (char)tolower((unsigned char)*p);
 	}
+	if (sel->id_len == 0)
+		return cli_usage_error(cmd, "--boot", "'%s' is neither an offset nor a "
+				       "boot id in hex", arg);
 	return 0;
 }
 
