@@ -483,13 +483,18 @@ static void place_at(struct kmsg_iter *it, uint64_t pos, uint64_t seq, uint64_t 
  * Where a seek by time may bisect from: records that begin below it may
  * be out of time order (ring.c, TIME ORDER), so the seek reads them all.
  * All of the log when no writer kept the order (a log of the first
- * format, a new or zeroed auxiliary area).
+ * format, a new or zeroed auxiliary area) or a lowering of the mark is
+ * not covered yet (its writer is on its way, stopped or dead).
  */
 static uint64_t time_break(const struct kmsg_log *log)
 {
-	if (log->version == KMSG_FORMAT_V1 || !log->aux ||
-	    atomic_load_explicit(&log->aux->wall_mark, memory_order_acquire) == 0)
+	int64_t m;
+
+	if (log->version == KMSG_FORMAT_V1 || !log->aux)
 		return UINT64_MAX;
+	m = atomic_load_explicit(&log->aux->wall_mark, memory_order_acquire);
+	if (m == 0 || (m & MARK_PENDING))
+		return UINT64_MAX;  /* unset, or a lowering not covered yet */
 	return atomic_load_explicit(&log->aux->time_break, memory_order_acquire);
 }
 
