@@ -488,6 +488,7 @@ static void place_at(struct kmsg_iter *it, uint64_t pos, uint64_t seq, uint64_t 
  */
 static uint64_t time_break(const struct kmsg_log *log)
 {
+	uint64_t tb;
 	int64_t m;
 
 	if (log->version == KMSG_FORMAT_V1 || !log->aux)
@@ -495,7 +496,11 @@ static uint64_t time_break(const struct kmsg_log *log)
 	m = atomic_load_explicit(&log->aux->wall_mark, memory_order_acquire);
 	if (m == 0 || (m & MARK_PENDING))
 		return UINT64_MAX;  /* unset, or a lowering not covered yet */
-	return atomic_load_explicit(&log->aux->time_break, memory_order_acquire);
+	tb = atomic_load_explicit(&log->aux->time_break, memory_order_acquire);
+	/* A block begins at a multiple of 8: a word off one (a hostile
+	 * file) means the same blocks as the next multiple. */
+	return tb > UINT64_MAX - REC_ALIGN ? UINT64_MAX
+					   : (tb + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
 }
 
 /* want - 2 * TIME_SLACK_NS, the bisection's key for a seek to want. */
