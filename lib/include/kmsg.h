@@ -534,7 +534,7 @@ int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
  * and dmesg's level and facility filters leave it out.  A record without
  * a time is at time 0.  boot_ns is the time given, real_ns is
  * boot_real_ns + boot_ns: pass the machine's boot time as dmesg -F
- * computes it (whole seconds; see format.c) to match its output.  Returns
+ * computes it (whole seconds) to match its output.  Returns
  * 1 for a record, 0 for a line that holds none (empty), or KMSG_EINVAL.
  */
 int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,

@@ -1,0 +1,311 @@
+/*
+ * escape.c - bytes made safe to print: dmesg's escaping of message text,
+ * the inside of a JSON string, and /dev/kmsg's \xHH export.
+ *
+ * The text escaping is util-linux dmesg's, byte for byte, except where
+ * dmesg lets a terminal be fooled:
+ *
+ *  - \r, \v, \f and the Unicode bidi controls (U+061C, U+200E, U+200F,
+ *    U+202A..U+202E, U+2066..U+2069) are escaped: dmesg passes them, and
+ *    they can rewrite what a terminal shows.  Unicode noncharacters are
+ *    escaped as dmesg does in a UTF-8 locale; unassigned code points pass
+ *    (dmesg's view of them depends on the C library's Unicode version).
+ *  - In JSON a NUL does not cut the message short, and bytes that are not
+ *    valid UTF-8 are written as the text \xNN.
+ *
+ * Most text needs no escaping at all: one scan finds the next byte that
+ * may, and everything before it is copied as it is.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "text.h"
+
+/*
+ * Length of the valid UTF-8 sequence of more than one byte at s (at most
+ * n bytes), its code point in *cp; 0 if there is none.  Overlong forms,
+ * surrogates and code points past U+10FFFF are invalid, as for glibc's
+ * mbrtowc(), so dmesg and kmsg escape the same bytes.
+ */
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	unsigned c = s[0];
+	unsigned lo = 0x80, hi = 0xbf;
+	size_t len, i;
+	uint32_t v;
+
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		v = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		v = c & 0x0f;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		v = c & 0x07;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		v = v << 6 | (s[i] & 0x3f);
+	}
+	*cp = v;
+	return len;
+}
+
+/*
+ * Code points beyond ASCII that are escaped: C1 controls (terminal
+ * commands of their own), bidi controls (they reorder what a terminal
+ * shows) and noncharacters.
+ */
+static int cp_unsafe(uint32_t cp)
+{
+	if (cp < 0xa0)
+		return 1;
+	if (cp == 0x061c || cp == 0x200e || cp == 0x200f)
+		return 1;
+	if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+		return 1;
+	if ((cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffe) == 0xfffe)
+		return 1;
+	return 0;
+}
+
+/*
+ * Bytes that pass unchanged without a closer look, per output: printable
+ * ASCII everywhere, tab in message text, minus JSON's and /dev/kmsg's
+ * specials ('"' is 0x22, '\\' is 0x5c).
+ */
+static const unsigned char pass_text[256] = {
+	['\t'] = 1, [0x20 ... 0x7e] = 1,
+};
+static const unsigned char pass_field[256] = {
+	[0x20 ... 0x7e] = 1,
+};
+static const unsigned char pass_json[256] = {
+	[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7e] = 1,
+};
+static const unsigned char pass_kmsg[256] = {
+	[0x20 ... 0x5b] = 1, [0x5d ... 0x7e] = 1,
+};
+
+#define ONES  UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+enum pass_kind { PASS_TEXT, PASS_JSON, PASS_KMSG };
+
+/*
+ * Nonzero if any of the 8 bytes in x may need a closer look: a byte below
+ * 0x20 or from 0x7f up, and for JSON '"' and '\\', for /dev/kmsg '\\'.
+ * Never zero when such a byte is there; may be nonzero for a tab.
+ */
+static inline uint64_t word_special(uint64_t x, enum pass_kind kind)
+{
+	uint64_t m = ((x - ONES * 0x20) & ~x) | x | (x + ONES);
+	uint64_t q;
+
+	if (kind != PASS_TEXT) {
+		q = x ^ (ONES * '\\');
+		m |= (q - ONES) & ~q;
+	}
+	if (kind == PASS_JSON) {
+		q = x ^ (ONES * '"');
+		m |= (q - ONES) & ~q;
+	}
+	return m & HIGHS;
+}
+
+/*
+ * The index of the first byte from i on that pass[] does not let through,
+ * or len; eight bytes at a time while they are all plain.
+ */
+static inline size_t scan_plain(const unsigned char *s, size_t i, size_t len,
+				const unsigned char *pass, enum pass_kind kind)
+{
+	uint64_t x;
+	size_t stop;
+
+	for (;;) {
+		while (len - i >= 8) {
+			memcpy(&x, s + i, 8);
+			if (word_special(x, kind))
+				break;
+			i += 8;
+		}
+		stop = len - i >= 8 ? i + 8 : len;
+		while (i < stop && pass[s[i]])
+			i++;
+		if (i < stop || i == len)
+			return i;
+	}
+}
+
+/* Newlines in s, which decide how much room indenting takes. */
+size_t kmsg__count_newlines(const char *s, size_t len)
+{
+	const char *end = s + len;
+	size_t n = 0;
+
+	while (s < end && (s = memchr(s, '\n', (size_t)(end - s))) != NULL) {
+		n++;
+		s++;
+	}
+	return n;
+}
+
+/*
+ * Writes text as dmesg does: printable ASCII, tab, newline and printable
+ * UTF-8 as they are, every other byte as \xNN (see cp_unsafe()); with
+ * ascii (a terminal whose charset is not UTF-8) every byte from 0x80 up
+ * as \xNN, as dmesg does in such a locale.  A newline is followed by
+ * indent spaces, so continuation lines stand under the first line's text,
+ * unless a NUL comes next (as in dmesg, which indents a newline at the end
+ * of the text too: blank lines after a record keep the indent).  Needs
+ * 4 * len + newlines * indent bytes of room.
+ */
+char *kmsg__put_text(char *p, const char *text, size_t len, size_t indent,
+		     enum esc_mode mode, int ascii)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	const unsigned char *pass = mode == ESC_FIELD ? pass_field : pass_text;
+	size_t i = 0, j, n;
+	uint32_t cp;
+
+	while (i < len) {
+		j = scan_plain(s, i, len, pass, PASS_TEXT);
+		p = put_str(p, text + i, j - i);
+		if (j == len)
+			break;
+		i = j;
+		if (s[i] == '\n' && mode != ESC_FIELD) {
+			*p++ = '\n';
+			if (indent && (i + 1 == len || s[i + 1] != '\0')) {
+				memset(p, ' ', indent);
+				p += indent;
+			}
+			i++;
+		} else if (mode == ESC_NONE) {
+			*p++ = (char)s[i++];
+		} else if (s[i] < 0x80 || ascii) {
+			p = put_hex(p, s[i++]);
+		} else if ((n = utf8_seq(s + i, len - i, &cp)) == 0) {
+			p = put_hex(p, s[i++]);
+		} else if (cp_unsafe(cp)) {
+			for (; n > 0; n--)
+				p = put_hex(p, s[i++]);
+		} else {
+			p = put_str(p, text + i, n);
+			i += n;
+		}
+	}
+	return p;
+}
+
+/* \uXXXX, and a surrogate pair for code points past the BMP. */
+static char *put_json_u(char *p, uint32_t cp)
+{
+	if (cp > 0xffff) {
+		cp -= 0x10000;
+		p = put_json_u(p, 0xd800 | cp >> 10);
+		return put_json_u(p, 0xdc00 | (cp & 0x3ff));
+	}
+	p[0] = '\\';
+	p[1] = 'u';
+	p[2] = kmsg__hex_digits[cp >> 12 & 15];
+	p[3] = kmsg__hex_digits[cp >> 8 & 15];
+	p[4] = kmsg__hex_digits[cp >> 4 & 15];
+	p[5] = kmsg__hex_digits[cp & 15];
+	return p + 6;
+}
+
+/*
+ * Writes text as the inside of a JSON string, as dmesg 2.41 does (\" \\
+ * \b \t \n \f \r, \u00xx for other controls); further, unless noesc, DEL,
+ * C1, bidi controls and noncharacters as \uXXXX, which any JSON reader
+ * turns back into the same characters.  Bytes that are not UTF-8 cannot
+ * be in a JSON string: each is written as the six characters "\\xNN",
+ * which read as the text \xNN the other outputs show.  Needs 6 * len bytes.
+ */
+char *kmsg__put_json_text(char *p, const char *text, size_t len, int noesc)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t i = 0, j, n;
+	uint32_t cp;
+	unsigned char c;
+
+	while (i < len) {
+		j = scan_plain(s, i, len, pass_json, PASS_JSON);
+		p = put_str(p, text + i, j - i);
+		if (j == len)
+			break;
+		i = j;
+		c = s[i];
+		if (c == '"' || c == '\\') {
+			*p++ = '\\';
+			*p++ = (char)c;
+			i++;
+		} else if (c < 0x20) {
+			*p++ = '\\';
+			switch (c) {
+			case '\b': *p++ = 'b'; break;
+			case '\t': *p++ = 't'; break;
+			case '\n': *p++ = 'n'; break;
+			case '\f': *p++ = 'f'; break;
+			case '\r': *p++ = 'r'; break;
+			default:
+				p = put_json_u(p - 1, c);
+				break;
+			}
+			i++;
+		} else if (c == 0x7f) {
+			if (noesc)
+				*p++ = (char)c;
+			else
+				p = put_json_u(p, c);
+			i++;
+		} else if ((n = utf8_seq(s + i, len - i, &cp)) == 0) {
+			*p++ = '\\';
+			p = put_hex(p, c);
+			i++;
+		} else {
+			if (!noesc && cp_unsafe(cp))
+				p = put_json_u(p, cp);
+			else
+				p = put_str(p, text + i, n);
+			i += n;
+		}
+	}
+	return p;
+}
+
+/*
+ * Writes bytes as /dev/kmsg does: < 0x20, >= 0x7f and backslash as \xHH,
+ * the rest as they are.  Needs 4 * len bytes.
+ */
+char *kmsg__put_kmsg_text(char *p, const char *text, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t i = 0, j;
+
+	while (i < len) {
+		j = scan_plain(s, i, len, pass_kmsg, PASS_KMSG);
+		p = put_str(p, text + i, j - i);
+		if (j == len)
+			break;
+		p = put_hex(p, s[j]);
+		i = j + 1;
+	}
+	return p;
+}
