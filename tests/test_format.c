@@ -1542,3 +1542,19 @@ Test(format, parse_then_render_gives_the_line_back)
 		free(got);
 	}
 }
+
+Test(format, dmesg_boot_time_is_whole_seconds_before_the_monotonic_clock)
+{
+	struct timespec now, mono;
+	int64_t boot, expect;
+
+	cr_assert_eq(kmsg_dmesg_boot_time(&boot), 0);
+	clock_gettime(CLOCK_REALTIME, &now);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	cr_assert_eq(boot % 1000000000, 0, "not whole seconds: %lld", (long long)boot);
+	/* the wall clock less the time since boot, suspended time not counted */
+	expect = (int64_t)(now.tv_sec - mono.tv_sec) * 1000000000;
+	cr_assert(llabs(boot - expect) <= INT64_C(2000000000),
+		  "boot %lld, expected about %lld", (long long)boot, (long long)expect);
+	cr_assert_eq(kmsg_dmesg_boot_time(NULL), KMSG_EINVAL);
+}

@@ -534,7 +534,7 @@ int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
  * and dmesg's level and facility filters leave it out.  A record without
  * a time is at time 0.  boot_ns is the time given, real_ns is
  * boot_real_ns + boot_ns: pass the machine's boot time as dmesg -F
- * computes it (whole seconds) to match its output.  Returns
+ * computes it (kmsg_dmesg_boot_time()) to match its output.  Returns
  * 1 for a record, 0 for a line that holds none (empty), or KMSG_EINVAL.
  */
 int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
@@ -553,6 +553,16 @@ enum {
 /* kmsg_dmesg_parse() with flags; 0 is kmsg_dmesg_parse(). */
 int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
 			   size_t len, int64_t boot_real_ns, unsigned flags);
+
+/*
+ * Stores in *real_ns the machine's boot time (wall clock, ns since the
+ * epoch) as dmesg -F computes it to turn since-boot seconds into dates:
+ * whole seconds, and moved on by the time the machine spent suspended.
+ * Passed to kmsg_dmesg_parse(), it makes -T, reltime and iso print what
+ * dmesg -F prints for the same text.  Returns 0, KMSG_EINVAL for a NULL
+ * argument, or -errno if a clock cannot be read.
+ */
+int kmsg_dmesg_boot_time(int64_t *real_ns);
 
 /* ------------------------------------------------------------------ */
 /* Dumps: compressed snapshots readable offline                        */

@@ -1,10 +1,17 @@
 /*
  * dmesg_parse.c - dmesg's raw text (what dmesg -r prints) read back into
- * records, as dmesg -F reads it.
+ * records, as dmesg -F reads it, and the machine's boot time as dmesg -F
+ * adds it to since-boot seconds.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* CLOCK_BOOTTIME */
+#endif
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
 
 #include "text.h"
 
@@ -162,3 +169,30 @@ int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
 	return kmsg_dmesg_parse_flags(rec, line, len, boot_real_ns, 0);
 }
 
+/*
+ * The machine's boot time as dmesg -F adds it to since-boot seconds, in
+ * whole seconds: the wall clock minus CLOCK_BOOTTIME (both in
+ * microseconds) rounded down, plus the seconds CLOCK_BOOTTIME is ahead of
+ * CLOCK_MONOTONIC (time spent suspended).  dmesg drops the microseconds,
+ * so kmsg must too for -T, -e and iso to print the same times.
+ */
+int kmsg_dmesg_boot_time(int64_t *real_ns)
+{
+	struct timeval now;
+	struct timespec bt, mono;
+	int64_t d;
+
+	if (real_ns == NULL)
+		return KMSG_EINVAL;
+	if (gettimeofday(&now, NULL) != 0 ||
+	    clock_gettime(CLOCK_BOOTTIME, &bt) != 0)
+		return -errno;
+	d = ((int64_t)now.tv_sec * 1000000 + now.tv_usec) -
+	    ((int64_t)bt.tv_sec * 1000000 + bt.tv_nsec / 1000);
+	d = d >= 0 ? d / 1000000 : -((-d + 999999) / 1000000);
+	if (clock_gettime(CLOCK_BOOTTIME, &bt) != 0 ||
+	    clock_gettime(CLOCK_MONOTONIC, &mono) != 0)
+		return -errno;
+	*real_ns = (d + (bt.tv_sec - mono.tv_sec)) * INT64_C(1000000000);
+	return 0;
+}
