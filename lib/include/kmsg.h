@@ -525,6 +525,28 @@ int kmsg_fmt_record(const char **out, struct kmsg_fmt *f,
 int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
 
 /*
+ * The room kmsg_json_escape() needs for len bytes of text: six bytes for
+ * each, and the NUL.
+ */
+#define KMSG_JSON_ESCAPE_SIZE(len) (6 * (size_t)(len) + 1)
+
+/*
+ * Writes text (len bytes, NULs allowed) as the inside of a JSON string,
+ * without the quotes, into buf and ends it with a NUL; buf holds size
+ * bytes, at least KMSG_JSON_ESCAPE_SIZE(len).  The result is valid JSON
+ * for any bytes, escaped as the JSON output of kmsg_fmt_record() escapes a
+ * message: '"', '\\' and controls as JSON requires; DEL, C1 and bidi
+ * controls and noncharacters as \uXXXX (unless flags is
+ * KMSG_FMT_NOESCAPE); each byte that is not part of valid UTF-8 as the
+ * text \xNN (the JSON characters "\\xNN").  flags is 0 or
+ * KMSG_FMT_NOESCAPE.  Returns the length written, NUL not counted, or
+ * KMSG_EINVAL (bad arguments, buf too small, or text of more than about
+ * 350 MB, whose escaped length would not fit an int).
+ */
+int kmsg_json_escape(char *buf, size_t size, const char *text, size_t len,
+		     unsigned flags);
+
+/*
  * Parses one record of dmesg raw text ("<N>[ seconds.fraction] text", as
  * dmesg -r prints; the "<N>" and the time are each optional; the fraction
  * is a decimal fraction) into *rec, whose text points into line.  The

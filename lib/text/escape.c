@@ -16,6 +16,7 @@
  * Most text needs no escaping at all: one scan finds the next byte that
  * may, and everything before it is copied as it is.
  */
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -308,4 +309,18 @@ char *kmsg__put_kmsg_text(char *p, const char *text, size_t len)
 		i = j + 1;
 	}
 	return p;
+}
+
+/* The public face of put_json_text(): see kmsg.h. */
+int kmsg_json_escape(char *buf, size_t size, const char *text, size_t len,
+		     unsigned flags)
+{
+	char *end;
+
+	if (buf == NULL || (text == NULL && len) || (flags & ~KMSG_FMT_NOESCAPE) ||
+	    len > ((size_t)INT_MAX - 1) / 6 || size < KMSG_JSON_ESCAPE_SIZE(len))
+		return KMSG_EINVAL;
+	end = len ? kmsg__put_json_text(buf, text, len, flags != 0) : buf;
+	*end = '\0';
+	return (int)(end - buf);
 }
