@@ -19,6 +19,9 @@
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "text.h"
 
@@ -28,7 +31,7 @@
  * surrogates and code points past U+10FFFF are invalid, as for glibc's
  * mbrtowc(), so dmesg and kmsg escape the same bytes.
  */
-static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+static inline size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 {
 	unsigned c = s[0];
 	unsigned lo = 0x80, hi = 0xbf;
@@ -71,7 +74,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
  * commands of their own), bidi controls (they reorder what a terminal
  * shows) and noncharacters.
  */
-static int cp_unsafe(uint32_t cp)
+static inline int cp_unsafe(uint32_t cp)
 {
 	if (cp < 0xa0)
 		return 1;
@@ -105,7 +108,7 @@ static const unsigned char pass_kmsg[256] = {
 #define ONES  UINT64_C(0x0101010101010101)
 #define HIGHS UINT64_C(0x8080808080808080)
 
-enum pass_kind { PASS_TEXT, PASS_JSON, PASS_KMSG };
+enum pass_kind { PASS_TEXT, PASS_FIELD, PASS_JSON, PASS_KMSG };
 
 /*
  * Nonzero if any of the 8 bytes in x may need a closer look: a byte below
@@ -117,7 +120,7 @@ static inline uint64_t word_special(uint64_t x, enum pass_kind kind)
 	uint64_t m = ((x - ONES * 0x20) & ~x) | x | (x + ONES);
 	uint64_t q;
 
-	if (kind != PASS_TEXT) {
+	if (kind == PASS_JSON || kind == PASS_KMSG) {
 		q = x ^ (ONES * '\\');
 		m |= (q - ONES) & ~q;
 	}
@@ -153,6 +156,92 @@ static inline size_t scan_plain(const unsigned char *s, size_t i, size_t len,
 	}
 }
 
+#ifdef __SSE2__
+/*
+ * One bit per byte of v (bit 0 the first) that the pass[] table of kind
+ * does not let through: exactly those, unlike word_special().  As signed
+ * bytes, everything from 0x80 up is below 0x20.
+ */
+static inline unsigned vec_special(__m128i v, enum pass_kind kind)
+{
+	__m128i m = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+				 _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
+
+	if (kind == PASS_TEXT)
+		m = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), m);
+	if (kind == PASS_JSON || kind == PASS_KMSG)
+		m = _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+	if (kind == PASS_JSON)
+		m = _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+	return (unsigned)_mm_movemask_epi8(m);
+}
+#endif
+
+/*
+ * Copies the bytes from s[i] on that pass[] lets through to *pp, up to the
+ * first one it does not let through, or len; returns that byte's index
+ * and moves *pp past the copy.  same says how many bytes just before *pp
+ * are the bytes just before s + i, copied as they were.
+ *
+ * With vec (and SSE2), 16 bytes are tested and stored at a time, so a
+ * store may reach past the copy, but never past the room the bytes from i
+ * on need at one byte each; the last few bytes of the text are taken as
+ * the last 16 of it, stored over the copy they end, where same allows.
+ * Without vec, eight bytes at a time and then memcpy(): the scalar path,
+ * which the fuzzer holds the vector path to.
+ */
+static inline size_t copy_plain(char **pp, const unsigned char *s, size_t i,
+				size_t len, size_t same, const unsigned char *pass,
+				enum pass_kind kind, int vec)
+{
+	char *p = *pp;
+	size_t j;
+
+#ifdef __SSE2__
+	if (vec) {
+		size_t i0 = i, r;
+		__m128i v;
+		unsigned m;
+
+		for (; len - i >= 16; i += 16, p += 16) {
+			v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+			_mm_storeu_si128((__m128i *)(void *)p, v);
+			m = vec_special(v, kind);
+			if (m) {
+				j = (size_t)__builtin_ctz(m);
+				*pp = p + j;
+				return i + j;
+			}
+		}
+		r = len - i;
+		if (r == 0 || (len >= 16 && same + (i - i0) >= 16 - r)) {
+			if (r) {
+				v = _mm_loadu_si128((const __m128i *)(const void *)(s + len - 16));
+				_mm_storeu_si128((__m128i *)(void *)(p - (16 - r)), v);
+				m = vec_special(v, kind) >> (16 - r);
+				r = m ? (size_t)__builtin_ctz(m) : r;
+			}
+			*pp = p + r;
+			return i + r;
+		}
+	}
+#else
+	(void)vec;
+	(void)same;
+#endif
+	j = scan_plain(s, i, len, pass, kind);
+	*pp = put_str(p, (const char *)s + i, j - i);
+	return j;
+}
+
+/* n (at most 4) bytes as they are: too few for a call to memcpy(). */
+static inline char *put_few(char *p, const unsigned char *s, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		p[k] = (char)s[k];
+	return p + n;
+}
+
 /* Newlines in s, which decide how much room indenting takes. */
 size_t kmsg__count_newlines(const char *s, size_t len)
 {
@@ -174,44 +263,64 @@ size_t kmsg__count_newlines(const char *s, size_t len)
  * indent spaces, so continuation lines stand under the first line's text,
  * unless a NUL comes next (as in dmesg, which indents a newline at the end
  * of the text too: blank lines after a record keep the indent).  Needs
- * 4 * len + newlines * indent bytes of room.
+ * 4 * len + newlines * indent bytes of room.  vec as for copy_plain().
  */
-char *kmsg__put_text(char *p, const char *text, size_t len, size_t indent,
-		     enum esc_mode mode, int ascii)
+static inline char *put_text(char *p, const char *text, size_t len,
+			     size_t indent, enum esc_mode mode, int ascii, int vec)
 {
 	const unsigned char *s = (const unsigned char *)text;
 	const unsigned char *pass = mode == ESC_FIELD ? pass_field : pass_text;
-	size_t i = 0, j, n;
+	enum pass_kind kind = mode == ESC_FIELD ? PASS_FIELD : PASS_TEXT;
+	size_t i = 0, j, n, same = 0;
 	uint32_t cp;
 
 	while (i < len) {
-		j = scan_plain(s, i, len, pass, PASS_TEXT);
-		p = put_str(p, text + i, j - i);
+		j = copy_plain(&p, s, i, len, same, pass, kind, vec);
+		same += j - i;
 		if (j == len)
 			break;
 		i = j;
 		if (s[i] == '\n' && mode != ESC_FIELD) {
 			*p++ = '\n';
+			same++;
 			if (indent && (i + 1 == len || s[i + 1] != '\0')) {
 				memset(p, ' ', indent);
 				p += indent;
+				same = 0;
 			}
 			i++;
 		} else if (mode == ESC_NONE) {
 			*p++ = (char)s[i++];
+			same++;
 		} else if (s[i] < 0x80 || ascii) {
 			p = put_hex(p, s[i++]);
+			same = 0;
 		} else if ((n = utf8_seq(s + i, len - i, &cp)) == 0) {
 			p = put_hex(p, s[i++]);
+			same = 0;
 		} else if (cp_unsafe(cp)) {
 			for (; n > 0; n--)
 				p = put_hex(p, s[i++]);
+			same = 0;
 		} else {
-			p = put_str(p, text + i, n);
+			p = put_few(p, s + i, n);
 			i += n;
+			same += n;
 		}
 	}
 	return p;
+}
+
+char *kmsg__put_text(char *p, const char *text, size_t len, size_t indent,
+		     enum esc_mode mode, int ascii)
+{
+	return put_text(p, text, len, indent, mode, ascii, 1);
+}
+
+char *kmsg__put_text_scalar(char *p, const char *text, size_t len,
+			    size_t indent, enum esc_mode mode, int ascii)
+{
+	return put_text(p, text, len, indent, mode, ascii, 0);
 }
 
 /* \uXXXX, and a surrogate pair for code points past the BMP. */
@@ -239,16 +348,17 @@ static char *put_json_u(char *p, uint32_t cp)
  * be in a JSON string: each is written as the six characters "\\xNN",
  * which read as the text \xNN the other outputs show.  Needs 6 * len bytes.
  */
-char *kmsg__put_json_text(char *p, const char *text, size_t len, int noesc)
+static inline char *put_json_text(char *p, const char *text, size_t len,
+				  int noesc, int vec)
 {
 	const unsigned char *s = (const unsigned char *)text;
-	size_t i = 0, j, n;
+	size_t i = 0, j, n, same = 0;
 	uint32_t cp;
 	unsigned char c;
 
 	while (i < len) {
-		j = scan_plain(s, i, len, pass_json, PASS_JSON);
-		p = put_str(p, text + i, j - i);
+		j = copy_plain(&p, s, i, len, same, pass_json, PASS_JSON, vec);
+		same += j - i;
 		if (j == len)
 			break;
 		i = j;
@@ -257,6 +367,7 @@ char *kmsg__put_json_text(char *p, const char *text, size_t len, int noesc)
 			*p++ = '\\';
 			*p++ = (char)c;
 			i++;
+			same = 0;
 		} else if (c < 0x20) {
 			*p++ = '\\';
 			switch (c) {
@@ -270,45 +381,72 @@ char *kmsg__put_json_text(char *p, const char *text, size_t len, int noesc)
 				break;
 			}
 			i++;
+			same = 0;
 		} else if (c == 0x7f) {
-			if (noesc)
+			if (noesc) {
 				*p++ = (char)c;
-			else
+				same++;
+			} else {
 				p = put_json_u(p, c);
+				same = 0;
+			}
 			i++;
 		} else if ((n = utf8_seq(s + i, len - i, &cp)) == 0) {
 			*p++ = '\\';
 			p = put_hex(p, c);
 			i++;
+			same = 0;
 		} else {
-			if (!noesc && cp_unsafe(cp))
+			if (!noesc && cp_unsafe(cp)) {
 				p = put_json_u(p, cp);
-			else
-				p = put_str(p, text + i, n);
+				same = 0;
+			} else {
+				p = put_few(p, s + i, n);
+				same += n;
+			}
 			i += n;
 		}
 	}
 	return p;
 }
 
+char *kmsg__put_json_text(char *p, const char *text, size_t len, int noesc)
+{
+	return put_json_text(p, text, len, noesc, 1);
+}
+
+char *kmsg__put_json_text_scalar(char *p, const char *text, size_t len, int noesc)
+{
+	return put_json_text(p, text, len, noesc, 0);
+}
+
 /*
  * Writes bytes as /dev/kmsg does: < 0x20, >= 0x7f and backslash as \xHH,
  * the rest as they are.  Needs 4 * len bytes.
  */
-char *kmsg__put_kmsg_text(char *p, const char *text, size_t len)
+static inline char *put_kmsg_text(char *p, const char *text, size_t len, int vec)
 {
 	const unsigned char *s = (const unsigned char *)text;
 	size_t i = 0, j;
 
 	while (i < len) {
-		j = scan_plain(s, i, len, pass_kmsg, PASS_KMSG);
-		p = put_str(p, text + i, j - i);
+		j = copy_plain(&p, s, i, len, 0, pass_kmsg, PASS_KMSG, vec);
 		if (j == len)
 			break;
 		p = put_hex(p, s[j]);
 		i = j + 1;
 	}
 	return p;
+}
+
+char *kmsg__put_kmsg_text(char *p, const char *text, size_t len)
+{
+	return put_kmsg_text(p, text, len, 1);
+}
+
+char *kmsg__put_kmsg_text_scalar(char *p, const char *text, size_t len)
+{
+	return put_kmsg_text(p, text, len, 0);
 }
 
 /* The public face of put_json_text(): see kmsg.h. */

@@ -42,6 +42,16 @@ char *kmsg__put_json_text(char *p, const char *text, size_t len, int noesc);
 /* text as /dev/kmsg escapes it.  Needs 4 * len bytes. */
 char *kmsg__put_kmsg_text(char *p, const char *text, size_t len);
 
+/*
+ * The same three without the vector fast path: the reference the fuzzer
+ * holds the others to, byte for byte.
+ */
+char *kmsg__put_text_scalar(char *p, const char *text, size_t len,
+			    size_t indent, enum esc_mode mode, int ascii);
+char *kmsg__put_json_text_scalar(char *p, const char *text, size_t len,
+				 int noesc);
+char *kmsg__put_kmsg_text_scalar(char *p, const char *text, size_t len);
+
 /* ---- timefmt.c ---- */
 
 /* a / b rounded toward minus infinity (b > 0). */
