@@ -313,9 +313,11 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 
 	if (len > (size_t)INT_MAX / 8)
 		return -ENOMEM;
+	/* Counting the newlines is a pass over the text: short text gets
+	 * room for a newline in every byte instead, some KiB at most. */
 	room = 4 * len + 64;
 	if (indent)
-		room += kmsg__count_newlines(text, len) * indent;
+		room += (len <= 256 ? len : kmsg__count_newlines(text, len)) * indent;
 	p = ensure(f, p, room);
 	if (p == NULL)
 		return -ENOMEM;
