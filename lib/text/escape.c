@@ -175,6 +175,44 @@ static inline unsigned vec_special(__m128i v, enum pass_kind kind)
 		m = _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
 	return (unsigned)_mm_movemask_epi8(m);
 }
+
+/* One bit per byte of v from lo to hi, as signed bytes. */
+static inline unsigned vec_range(__m128i v, signed char lo, signed char hi)
+{
+	return (unsigned)_mm_movemask_epi8(
+		_mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8((char)(lo - 1))),
+			      _mm_cmplt_epi8(v, _mm_set1_epi8((char)(hi + 1)))));
+}
+
+/*
+ * One bit per byte of v that may be copied as it is: the bytes pass[] of
+ * kind lets through, and with utf8 also the bytes of whole UTF-8
+ * sequences that need no closer look, those whose every form is valid
+ * and printable: two bytes led by 0xc3..0xd7 or 0xd9..0xdf (U+00C0 to
+ * U+07FF but C1 controls and the U+06xx block with U+061C), three led by
+ * 0xe1, 0xe3..0xec or 0xee (U+1000-1FFF, U+3000-CFFF, U+E000-EFFF: most
+ * scripts, CJK among them; none of it a bidi control, surrogate or
+ * noncharacter).  Other sequences, and one not whole within v, are left
+ * to the scalar path.  Leads before byte from are not counted, so that a
+ * continuation byte there never passes for part of one.
+ */
+static inline unsigned vec_pass(__m128i v, enum pass_kind kind, int utf8,
+				unsigned from)
+{
+	unsigned ok = ~vec_special(v, kind) & 0xffff;
+	unsigned cont, l2, l3, need;
+
+	if (!utf8 || _mm_movemask_epi8(v) == 0)
+		return ok;
+	/* as signed bytes: 0x80 is -128, 0xc3 -61, 0xe1 -31 */
+	cont = vec_range(v, -128, -65);                        /* 0x80..0xbf */
+	l2 = (vec_range(v, -61, -41) | vec_range(v, -39, -33)) & ~0u << from;
+	l3 = (vec_range(v, -31, -31) | vec_range(v, -29, -20) |
+	      vec_range(v, -18, -18)) & ~0u << from;
+	need = (l2 | l3) << 1 | l3 << 2;
+	ok |= (cont & need) | (l2 & cont >> 1) | (l3 & cont >> 1 & cont >> 2);
+	return ok & 0xffff;
+}
 #endif
 
 /*
@@ -187,12 +225,14 @@ static inline unsigned vec_special(__m128i v, enum pass_kind kind)
  * store may reach past the copy, but never past the room the bytes from i
  * on need at one byte each; the last few bytes of the text are taken as
  * the last 16 of it, stored over the copy they end, where same allows.
+ * With utf8 too, the UTF-8 sequences vec_pass() knows to be printable are
+ * copied as part of the run (as the scalar caller would copy them).
  * Without vec, eight bytes at a time and then memcpy(): the scalar path,
  * which the fuzzer holds the vector path to.
  */
 static inline size_t copy_plain(char **pp, const unsigned char *s, size_t i,
 				size_t len, size_t same, const unsigned char *pass,
-				enum pass_kind kind, int vec)
+				enum pass_kind kind, int vec, int utf8)
 {
 	char *p = *pp;
 	size_t j;
@@ -203,14 +243,19 @@ static inline size_t copy_plain(char **pp, const unsigned char *s, size_t i,
 		__m128i v;
 		unsigned m;
 
-		for (; len - i >= 16; i += 16, p += 16) {
+		while (len - i >= 16) {
 			v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
 			_mm_storeu_si128((__m128i *)(void *)p, v);
-			m = vec_special(v, kind);
-			if (m) {
-				j = (size_t)__builtin_ctz(m);
-				*pp = p + j;
-				return i + j;
+			m = ~vec_pass(v, kind, utf8, 0) & 0xffff;
+			j = m ? (size_t)__builtin_ctz(m) : 16;
+			i += j;
+			p += j;
+			/* Stopped before a sequence cut by the end of v, or
+			 * before a byte to look at: the next 16 start there,
+			 * and only that byte goes to the caller. */
+			if (j == 0) {
+				*pp = p;
+				return i;
 			}
 		}
 		r = len - i;
@@ -218,7 +263,7 @@ static inline size_t copy_plain(char **pp, const unsigned char *s, size_t i,
 			if (r) {
 				v = _mm_loadu_si128((const __m128i *)(const void *)(s + len - 16));
 				_mm_storeu_si128((__m128i *)(void *)(p - (16 - r)), v);
-				m = vec_special(v, kind) >> (16 - r);
+				m = (~vec_pass(v, kind, utf8, 16 - (unsigned)r) & 0xffff) >> (16 - r);
 				r = m ? (size_t)__builtin_ctz(m) : r;
 			}
 			*pp = p + r;
@@ -229,6 +274,7 @@ static inline size_t copy_plain(char **pp, const unsigned char *s, size_t i,
 	(void)vec;
 	(void)same;
 #endif
+	(void)utf8;
 	j = scan_plain(s, i, len, pass, kind);
 	*pp = put_str(p, (const char *)s + i, j - i);
 	return j;
@@ -275,7 +321,7 @@ static inline char *put_text(char *p, const char *text, size_t len,
 	uint32_t cp;
 
 	while (i < len) {
-		j = copy_plain(&p, s, i, len, same, pass, kind, vec);
+		j = copy_plain(&p, s, i, len, same, pass, kind, vec, !ascii);
 		same += j - i;
 		if (j == len)
 			break;
@@ -357,7 +403,7 @@ static inline char *put_json_text(char *p, const char *text, size_t len,
 	unsigned char c;
 
 	while (i < len) {
-		j = copy_plain(&p, s, i, len, same, pass_json, PASS_JSON, vec);
+		j = copy_plain(&p, s, i, len, same, pass_json, PASS_JSON, vec, 1);
 		same += j - i;
 		if (j == len)
 			break;
@@ -430,7 +476,7 @@ static inline char *put_kmsg_text(char *p, const char *text, size_t len, int vec
 	size_t i = 0, j;
 
 	while (i < len) {
-		j = copy_plain(&p, s, i, len, 0, pass_kmsg, PASS_KMSG, vec);
+		j = copy_plain(&p, s, i, len, 0, pass_kmsg, PASS_KMSG, vec, 0);
 		if (j == len)
 			break;
 		p = put_hex(p, s[j]);
