@@ -102,18 +102,27 @@ static inline char *put_padded(char *p, const char *s, size_t len, size_t width)
  */
 static inline char *put_fixed(char *p, int64_t us, size_t width, int plus)
 {
+	/* 10^1 .. 10^13: seconds of an int64_t count of microseconds have
+	 * at most 13 digits */
+	static const uint64_t tens[13] = {
+		UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000),
+		UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000),
+		UINT64_C(100000000), UINT64_C(1000000000), UINT64_C(10000000000),
+		UINT64_C(100000000000), UINT64_C(1000000000000),
+		UINT64_C(10000000000000),
+	};
 	uint64_t a = us < 0 ? -(uint64_t)us : (uint64_t)us;
-	uint64_t sec = a / 1000000, v = sec;
+	uint64_t sec = a / 1000000, v;
 	unsigned frac = (unsigned)(a % 1000000);
 	size_t ndig = 1, len;
 	char *d;
 
 	/* Straight into p, digits written backwards: this runs once per
-	 * line, and a scratch buffer cost two small memcpy calls. */
-	while (v >= 10) {
-		v /= 10;
+	 * line, and a scratch buffer cost two small memcpy calls.  The
+	 * digits are counted by comparisons, which do not wait on each
+	 * other as a chain of divisions does. */
+	while (ndig <= 13 && sec >= tens[ndig - 1])
 		ndig++;
-	}
 	len = ndig + 7 + (us < 0 || plus);
 	for (; len < width; width--)
 		*p++ = ' ';
