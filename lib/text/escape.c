@@ -204,8 +204,9 @@ static inline unsigned vec_pass(__m128i v, enum pass_kind kind, int utf8,
 
 	if (!utf8 || _mm_movemask_epi8(v) == 0)
 		return ok;
-	/* as signed bytes: 0x80 is -128, 0xc3 -61, 0xe1 -31 */
-	cont = vec_range(v, -128, -65);                        /* 0x80..0xbf */
+	/* as signed bytes: 0x80..0xbf are those below -64, 0xc3 is -61,
+	 * 0xe1 -31 */
+	cont = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v, _mm_set1_epi8(-64)));
 	l2 = (vec_range(v, -61, -41) | vec_range(v, -39, -33)) & ~0u << from;
 	l3 = (vec_range(v, -31, -31) | vec_range(v, -29, -20) |
 	      vec_range(v, -18, -18)) & ~0u << from;
