@@ -14,8 +14,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #define TEXT_CHUNK (1u << 20)
@@ -44,29 +42,6 @@ const struct poptOption read_options[] = {
 	POPT_AUTOHELP
 	POPT_TABLEEND
 };
-
-/*
- * The machine's boot time as dmesg -F adds it to since-boot seconds, in
- * whole seconds: the wall clock minus CLOCK_BOOTTIME (both in
- * microseconds) rounded down, plus the seconds CLOCK_BOOTTIME is ahead of
- * CLOCK_MONOTONIC (time spent suspended).  dmesg drops the microseconds,
- * so kmsg must too for -T, -e and iso to print the same times.
- */
-static int64_t dmesg_boot_ns(void)
-{
-	struct timeval now;
-	struct timespec bt, mono;
-	int64_t d;
-
-	gettimeofday(&now, NULL);
-	clock_gettime(CLOCK_BOOTTIME, &bt);
-	d = ((int64_t)now.tv_sec * 1000000 + now.tv_usec) -
-	    ((int64_t)bt.tv_sec * 1000000 + bt.tv_nsec / 1000);
-	d = d >= 0 ? d / 1000000 : -((-d + 999999) / 1000000);
-	clock_gettime(CLOCK_BOOTTIME, &bt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	return (d + (bt.tv_sec - mono.tv_sec)) * INT64_C(1000000000);
-}
 
 /*
  * The bounds of one record of dmesg text, so that no input makes the
@@ -159,9 +134,12 @@ static int read_text(struct output *o, struct src *s)
 	int eof = 0, skipping = 0, rc, status = EXIT_FAIL;
 	int verbatim = o->fo.output == KMSG_OUT_SHORT &&
 		       o->fo.time == KMSG_TIME_RAW && !o->filtering;
-	struct text_in t = { .o = o, .s = s, .boot_ns = dmesg_boot_ns() };
+	struct text_in t = { .o = o, .s = s };
 	ssize_t n;
 
+	/* the clocks cannot fail here; if they did, times since boot
+	 * would still be right */
+	(void)kmsg_dmesg_boot_time(&t.boot_ns);
 	/* dmesg reads "<N>" only when it prints or filters on it */
 	if (o->fo.output == KMSG_OUT_SHORT && o->fo.time != KMSG_TIME_RAW &&
 	    !o->prio_filter && !(o->fo.flags & (KMSG_FMT_DECODE | KMSG_FMT_COLOR)))

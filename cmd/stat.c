@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -53,18 +54,17 @@ static void human_size(char *buf, size_t size, uint64_t v)
 		snprintf(buf, size, "%llu (%s)", (unsigned long long)v, words);
 }
 
-static void json_string(const char *s)
+/* s escaped for a JSON string, valid whatever its bytes; NULL if out of memory. */
+static char *json_escaped(const char *s)
 {
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
+	size_t len = strlen(s);
+	char *buf = malloc(KMSG_JSON_ESCAPE_SIZE(len));
+
+	if (buf && kmsg_json_escape(buf, KMSG_JSON_ESCAPE_SIZE(len), s, len, 0) < 0) {
+		free(buf);
+		buf = NULL;
 	}
-	putchar('"');
+	return buf;
 }
 
 /*
@@ -92,8 +92,9 @@ static int count_readable(uint64_t *n, struct kmsg_log *log)
 	return rc < 0 ? rc : 0;
 }
 
-static void print_stat(const char *path, int is_dump, const struct kmsg_stat *st,
-		       const struct cut *cut)
+/* Prints st; 0, or -ENOMEM with nothing printed. */
+static int print_stat(const char *path, int is_dump, const struct kmsg_stat *st,
+		      const struct cut *cut)
 {
 	char id[33], created[64], sz[64], dsz[64];
 	uint64_t records = st->next_seq - st->first_seq;
@@ -104,8 +105,12 @@ static void print_stat(const char *path, int is_dump, const struct kmsg_stat *st
 	iso_time(created, sizeof(created), st->created_ns);
 
 	if (json) {
-		printf("{\"path\":");
-		json_string(path);
+		char *jpath = json_escaped(path);
+
+		if (jpath == NULL)
+			return -ENOMEM;
+		printf("{\"path\":\"%s\"", jpath);
+		free(jpath);
 		printf(",\"kind\":\"%s\",\"format_version\":%u,"
 		       "\"file_size\":%llu,\"data_size\":%llu,\"max_text\":%u,"
 		       "\"ring_id\":\"%s\",\"created\":\"%s\",\"created_ns\":%lld,"
@@ -143,7 +148,7 @@ static void print_stat(const char *path, int is_dump, const struct kmsg_stat *st
 			printf("\"%016llx\"}\n", (unsigned long long)st->prev2_seq_id);
 		else
 			printf("null}\n");
-		return;
+		return 0;
 	}
 	human_size(sz, sizeof(sz), st->file_size);
 	human_size(dsz, sizeof(dsz), st->data_size);
@@ -183,6 +188,7 @@ static void print_stat(const char *path, int is_dump, const struct kmsg_stat *st
 		       (unsigned long long)st->prev_seq_id,
 		       (unsigned long long)st->prev_seq_id_since,
 		       st->prev2_seq_id ? ", and one more" : "");
+	return 0;
 }
 
 int cmd_stat(int argc, const char **argv)
@@ -231,7 +237,11 @@ int cmd_stat(int argc, const char **argv)
 				  "damaged or incomplete dump" : kmsg_strerror(rc));
 			goto out;
 		}
-		print_stat(src.name, 1, &st, &cut);
+		rc = print_stat(src.name, 1, &st, &cut);
+		if (rc < 0) {
+			cli_lib_error(src.name, rc);
+			goto out;
+		}
 		status = EXIT_OK;
 		goto out;
 	}
@@ -247,7 +257,11 @@ int cmd_stat(int argc, const char **argv)
 		cli_lib_error(path, rc);
 		goto out;
 	}
-	print_stat(src.name ? src.name : path, src.kind == SRC_DUMP, &st, &cut);
+	rc = print_stat(src.name ? src.name : path, src.kind == SRC_DUMP, &st, &cut);
+	if (rc < 0) {
+		cli_lib_error(path, rc);
+		goto out;
+	}
 	status = EXIT_OK;
 out:
 	src_close(&src);

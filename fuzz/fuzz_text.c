@@ -1,13 +1,57 @@
 /*
  * fuzz_text.c - the text parsers and renderers: dmesg raw text lines,
  * priorities and <N> prefixes, and every output format and time format of
- * the renderer over the parsed records (fields made from the input too).
+ * the renderer over the parsed records (fields made from the input too);
+ * and each escaper's vector fast path against its scalar path, byte for
+ * byte, in buffers of exactly the room each promises to need.
  */
 #include "kmsg.h"
+#include "text/text.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*
+ * fast and scalar, each writing at a_ or b_ (buffers of exactly room
+ * bytes, so that ASan sees a store past the room), write the same bytes.
+ */
+#define SAME_BOTH_WAYS(room, fast, scalar) do {				\
+	char *a_ = malloc((room) ? (room) : 1);				\
+	char *b_ = malloc((room) ? (room) : 1);				\
+	char *ea_ = (fast), *eb_ = (scalar);				\
+	if (ea_ - a_ != eb_ - b_ || (size_t)(ea_ - a_) > (room) ||	\
+	    memcmp(a_, b_, (size_t)(ea_ - a_)) != 0)			\
+		__builtin_trap();					\
+	free(a_);							\
+	free(b_);							\
+} while (0)
+
+/*
+ * The escapers' fast paths give what their scalar paths give.  The first
+ * byte picks the mode, the rest is the text, taken from each of its first
+ * 17 bytes on so that every alignment and tail length is seen.
+ */
+static void escapers_agree(const uint8_t *data, size_t size)
+{
+	unsigned sel = size ? data[0] : 0;
+	enum esc_mode mode = (enum esc_mode)(sel % 3);
+	int ascii = sel >> 2 & 1, noesc = sel >> 3 & 1;
+	size_t indent = sel >> 4;
+
+	for (size_t off = 1; off <= 17 && off <= size; off++) {
+		const char *t = (const char *)data + off;
+		size_t len = size - off, nl = kmsg__count_newlines(t, len);
+		size_t room = 4 * len + nl * indent;
+
+		SAME_BOTH_WAYS(room, kmsg__put_text(a_, t, len, indent, mode, ascii),
+			       kmsg__put_text_scalar(b_, t, len, indent, mode, ascii));
+		SAME_BOTH_WAYS(6 * len, kmsg__put_json_text(a_, t, len, noesc),
+			       kmsg__put_json_text_scalar(b_, t, len, noesc));
+		SAME_BOTH_WAYS(4 * len, kmsg__put_kmsg_text(a_, t, len),
+			       kmsg__put_kmsg_text_scalar(b_, t, len));
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -18,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memcpy(s, data, size);
 	s[size] = 0;
+	escapers_agree(data, size);
 	kmsg_prio_parse(&fac, &lvl, s);
 	kmsg_prio_prefix(&fac, &lvl, s, size);
 	kmsg_facility_parse(s, size);

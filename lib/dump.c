@@ -76,12 +76,14 @@
  * later record, it is a gap every reader reports, as the source's do.
  * After the last record, the dump's N is lowered to where its records
  * end: the snapshot ends before the unfinished append rather than claim
- * a record it does not hold.  The header goes out with the first batch of
+ * a record it does not hold.  The plan's measure (records_need()) does it
+ * first, for appends unfinished when the dump begins, pipes too.  One
+ * that stops after it: the header goes out with the first batch of
  * records, so N is lowered in it while it is still held back; once it is
  * out, the dump starts again with N bounded there when the output can be
- * rewound.  A dump to a pipe of more than a batch keeps N, and its readers
- * report those numbers missing at its end (as damaged: format 1 has no
- * holes).
+ * rewound.  Only a dump to a pipe of more than a batch then keeps N, and
+ * its readers report those numbers missing at its end (as damaged:
+ * format 1 has no holes).
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -134,21 +136,46 @@ static void plan_next(struct plan *p, uint64_t next, uint64_t clear)
 }
 
 /*
- * The bytes the records after the first one (numbered first_seq, len
- * bytes) and below next need, packed, with room for each number below
- * next that is no record now but may become one: appends in progress,
- * and those a reader stepped over unfinished.  Damage and eviction
- * return nothing.  So a source whose window claims far more than its
- * records hold (damage, a hostile header, a sparse file that claims
- * terabytes) gives a dump the size of its records.  UINT64_MAX if the
- * records cannot be read.
+ * After the reader found nothing more: is a record below N still on its
+ * way?  A block below N may be in the middle of its append, its writer
+ * descheduled (a loaded machine does that for milliseconds) or stopped:
+ * look again a little later, for as long as a reader that may not write
+ * waits for one (READ_STALL_NS); after that the dump ends without it,
+ * and says so (its readers see the number missing at the end).
+ */
+static int worth_waiting(const struct kmsg_reader *r, uint64_t n, int64_t *since)
+{
+	int64_t now = kmsg__clock_ns(CLOCK_MONOTONIC);
+
+	if (kmsg_reader_position(r) >= n)
+		return 0;
+	if (!*since)
+		*since = now;
+	else if (now - *since > READ_STALL_NS)
+		return 0;
+	kmsg__nap(50000);
+	return 1;
+}
+
+/*
+ * Measures the records after the first one (numbered first_seq, len
+ * bytes) and below *next: *next is lowered past numbers at the end that
+ * are no records yet (appends in progress, or never finished: the dump
+ * then ends before them, for an output that cannot be rewound too), and
+ * the bytes they need, packed, are returned, with room for each number in
+ * between that may still become a record (one a reader stepped over
+ * unfinished).  Damage and eviction give nothing back.  So a source whose
+ * window claims far more than its records hold (damage, a hostile header,
+ * a sparse file that claims terabytes) gives a dump the size of its
+ * records.  UINT64_MAX if the records cannot be read.
  */
 static uint64_t records_need(struct kmsg_log *log, uint64_t first_seq, uint32_t first_len,
-			     uint64_t next, uint64_t big)
+			     uint64_t *next, uint64_t big)
 {
 	struct kmsg_reader *r;
 	struct kmsg_record rec;
-	uint64_t bytes = first_len, maybe = 0, last = first_seq;
+	uint64_t bytes = first_len, maybe = 0, upto = first_seq + 1;
+	int64_t waiting = 0;
 	int more;
 
 	if (kmsg_reader_new(&r, log, 0) != 0)
@@ -157,19 +184,31 @@ static uint64_t records_need(struct kmsg_log *log, uint64_t first_seq, uint32_t 
 		kmsg_reader_free(r);
 		return UINT64_MAX;
 	}
-	while ((more = kmsg_reader_next(r, &rec)) == 1 && rec.seq < next) {
+	for (;;) {
+		more = kmsg_reader_next(r, &rec);
+		if (more == 0 && worth_waiting(r, *next, &waiting))
+			continue;
+		if (more != 1 || rec.seq >= *next)
+			break;
+		if (rec.flags & KMSG_GAP) {
+			/* at the end: damage stays the dump's to report */
+			if (!(rec.flags & KMSG_UNFINISHED))
+				upto = rec.seq;
+			continue;
+		}
 		if (rec.flags & KMSG_UNFINISHED)
 			maybe += rec.lost;
-		if (rec.flags & KMSG_GAP)
-			continue;
 		bytes += rec_size(rec.text_len, rec.fields_len);
-		last = rec.seq;
+		upto = rec.seq + 1;
 	}
 	kmsg_reader_free(r);
 	if (more < 0)
 		return UINT64_MAX;
-	if (next > last + 1)
-		maybe += next - last - 1;
+	/* Lowered only past appends in progress (nothing came) or never
+	 * finished: numbers the reader lost when writers overtook it are
+	 * the copy's to find gone, and start again over. */
+	if (upto < *next && (more == 0 || (rec.flags & KMSG_UNFINISHED)))
+		*next = upto;
 	if (maybe > (UINT64_MAX - bytes) / big)
 		return UINT64_MAX;
 	return bytes + maybe * big;
@@ -208,7 +247,7 @@ static int make_plan(struct plan *p, struct kmsg_log *log, uint64_t cap,
 	if (first) {
 		uint64_t bound = records_need(log, first->seq,
 					      (uint32_t)rec_size(first->text_len, first->fields_len),
-					      p->next_seq, big);
+					      &p->next_seq, big);
 		if (bound < p->span)
 			p->span = bound;
 	}
@@ -397,28 +436,6 @@ static int put_record(struct gz_out *g, const struct kmsg_record *rec, uint64_t 
 	memcpy(p + 4, &h.crc, sizeof(h.crc));
 	g->in_len += len;
 	return 0;
-}
-
-/*
- * After the reader found nothing more: is a record below N still on its
- * way?  A block below N may be in the middle of its append, its writer
- * descheduled (a loaded machine does that for milliseconds) or stopped:
- * look again a little later, for as long as a reader that may not write
- * waits for one (READ_STALL_NS); after that the dump ends without it,
- * and says so (its readers see the number missing at the end).
- */
-static int worth_waiting(const struct kmsg_reader *r, uint64_t n, int64_t *since)
-{
-	int64_t now = kmsg__clock_ns(CLOCK_MONOTONIC);
-
-	if (kmsg_reader_position(r) >= n)
-		return 0;
-	if (!*since)
-		*since = now;
-	else if (now - *since > READ_STALL_NS)
-		return 0;
-	kmsg__nap(50000);
-	return 1;
 }
 
 /*

@@ -434,18 +434,21 @@ static inline int kmsg__ring_commit(struct rec_hdr *b, uint64_t rpos)
  */
 #define TIME_SLACK_NS ((int64_t)1000 * 1000 * 1000)
 
+/* wall_mark's low bit: a lowering whose time_break is not raised yet. */
+#define MARK_PENDING 1
+
 /* What T1 saw, for T2. */
 struct time_look {
 	uint64_t lowered;
-	int unset;
 };
 /* The slow halves of T1 and T2 (ring.c). */
 void kmsg__time_raise(struct kmsg_log *log, int64_t real_ns);
-void kmsg__time_break(struct kmsg_log *log, int64_t real_ns);
+void kmsg__time_break(struct kmsg_log *log, int64_t real_ns, int64_t mark);
 
 /* Is t more than 2 * TIME_SLACK_NS past mark m (no overflow)? */
 static inline int time_ahead(int64_t t, int64_t m)
 {
+	m &= ~(int64_t)MARK_PENDING;
 	return t > m && (uint64_t)t - (uint64_t)m > 2 * (uint64_t)TIME_SLACK_NS;
 }
 
@@ -458,7 +461,6 @@ static inline void kmsg__time_before(struct kmsg_log *log, int64_t real_ns,
 
 	look->lowered = atomic_load_explicit(&a->lowered, memory_order_acquire);     /* T1 */
 	m = atomic_load_explicit(&a->wall_mark, memory_order_relaxed);
-	look->unset = m == 0;
 	if (m == 0 || time_ahead(real_ns, m))
 		kmsg__time_raise(log, real_ns);
 }
@@ -471,8 +473,9 @@ static inline void kmsg__time_after(struct kmsg_log *log, int64_t real_ns,
 	uint64_t lowered = atomic_load_explicit(&a->lowered, memory_order_seq_cst);  /* T2 */
 	int64_t m = atomic_load_explicit(&a->wall_mark, memory_order_seq_cst);
 
-	if (lowered != look->lowered || look->unset || real_ns < m || time_ahead(real_ns, m))
-		kmsg__time_break(log, real_ns);
+	if (lowered != look->lowered || (m & MARK_PENDING) || m == 0 ||
+	    real_ns < m || time_ahead(real_ns, m))
+		kmsg__time_break(log, real_ns, m);
 }
 
 /* Brings the dynamic state into this boot: a no-op once it is. */

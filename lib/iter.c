@@ -528,14 +528,24 @@ static void place_at(struct kmsg_iter *it, uint64_t pos, uint64_t seq, uint64_t 
  * Where a seek by time may bisect from: records that begin below it may
  * be out of time order (ring.c, TIME ORDER), so the seek reads them all.
  * All of the log when no writer kept the order (a log of the first
- * format, a new or zeroed auxiliary area).
+ * format, a new or zeroed auxiliary area) or a lowering of the mark is
+ * not covered yet (its writer is on its way, stopped or dead).
  */
 static uint64_t time_break(const struct kmsg_log *log)
 {
-	if (log->version == KMSG_FORMAT_V1 || !log->aux ||
-	    atomic_load_explicit(&log->aux->wall_mark, memory_order_acquire) == 0)
+	uint64_t tb;
+	int64_t m;
+
+	if (log->version == KMSG_FORMAT_V1 || !log->aux)
 		return UINT64_MAX;
-	return atomic_load_explicit(&log->aux->time_break, memory_order_acquire);
+	m = atomic_load_explicit(&log->aux->wall_mark, memory_order_acquire);
+	if (m == 0 || (m & MARK_PENDING))
+		return UINT64_MAX;  /* unset, or a lowering not covered yet */
+	tb = atomic_load_explicit(&log->aux->time_break, memory_order_acquire);
+	/* A block begins at a multiple of 8: a word off one (a hostile
+	 * file) means the same blocks as the next multiple. */
+	return tb > UINT64_MAX - REC_ALIGN ? UINT64_MAX
+					   : (tb + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
 }
 
 /* want - 2 * TIME_SLACK_NS, the bisection's key for a seek to want. */

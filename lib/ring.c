@@ -164,36 +164,47 @@
  * Writers keep three words in the auxiliary area, all read by every
  * append and written rarely:
  *
- *	wall_mark    a wall time, TIME_SLACK_NS (S) below one a record
- *	             had; 0: unset (a new log, or a zeroed area)
- *	lowered      how many times wall_mark was lowered
+ *	wall_mark    a wall time, TIME_SLACK_NS (S) below one a record had,
+ *	             even; its low bit (PENDING) marks a lowering that
+ *	             time_break does not cover yet; 0: unset (a new log, a
+ *	             zeroed area)
+ *	lowered      bumped at every lowering
  *	time_break   records that begin below it may be out of order
  *
  *	T1  before W4: load lowered (acquire), then wall_mark; if the
- *	    record's time t is more than 2S past it (or it is unset), raise
- *	    it to t - S by compare-and-swap: once an S at most while the
- *	    clock runs.
+ *	    record's time t is more than 2S past the mark, raise it to
+ *	    t - S by compare-and-swap, keeping PENDING (once an S at most
+ *	    while the clock runs).  An unset mark is set with PENDING.
  *	T2  after W5: load lowered and wall_mark (sequentially consistent,
- *	    as W4 and M1 before them).  If lowered changed since T1, the
- *	    mark was unset at T1, t < wall_mark or t > wall_mark + 2S, the
- *	    record breaks the order: wall_mark is set to t - S (then lowered
- *	    is bumped if that lowered it), resv is loaded, and time_break
- *	    raised to its position; all sequentially consistent, all before
- *	    the commit (C1).
+ *	    as W4 and M1 before them).  PENDING set: T3.  t below the mark
+ *	    (or none): set it to t - S with PENDING, then T3.  lowered
+ *	    changed since T1, or t more than 2S past the mark (lowered
+ *	    since T1): T4.  All before the commit (C1).
+ *	T3  complete a lowering: bump lowered, T4, clear PENDING by
+ *	    compare-and-swap from the value it completed (else again).  Any
+ *	    writer that sees PENDING does it: the lowering's writer may have
+ *	    died or stopped.
+ *	T4  load resv (sequentially consistent) and raise time_break to
+ *	    its position: past every block reserved before.
  *
- * Claim: of two records that begin at or above time_break, E before R,
- * neither of which broke the order, t_E <= t_R + 2S.  After E's T1,
- * wall_mark >= t_E - 2S.  A lowering that E's T1 did not see bumps
- * lowered either before E's W4, and E's T2 sees it and breaks, or after,
- * and then its load of resv finds E's reservation: time_break passes E.
- * Else only raises change wall_mark until R's T2 (after E's W4, from
- * which R's W4 reads), so R loads a mark >= t_E - 2S, and t_R >= it.
+ * Claim: of two committed records that begin at or above time_break (as
+ * a reader loads it after seeing both), E before R, t_E <= t_R + 2S.
+ * After E's T1 the mark is >= t_E - 2S.  Take a lowering L of the mark
+ * between E's T1 and R's T2.  R's T2 sees L's value or a later one; had
+ * it PENDING, R would have covered itself (T3), so L was completed, by a
+ * T3 that bumped lowered and loaded resv after L and before R's T2
+ * loaded the mark.  If that load came after E's W4, time_break passes E.
+ * If before, the bump came before E's W4 too: E's T1 loaded lowered
+ * before it (or it saw L's value, which is no lowering after its T1),
+ * and E's T2 after it, so E covered itself (T4).  So no lowering lies
+ * between E's T1 and R's T2, R loads a mark >= t_E - 2S, and t_R >= it.
  *
- * So a seek by time reads from the oldest record up to time_break, and
- * bisects the rest for a time 2S before the one asked for; a reader sees
- * time_break as the records it found committed left it (T2 before C1),
- * and looks again if it moved meanwhile.  A record still being appended
- * when the seek looks, before where it starts, is not seen by it.
+ * So a seek by time reads from the oldest record up to time_break (all
+ * of it while the mark is unset or PENDING), and bisects the rest for a
+ * time 2S before the one asked for; a reader looks again if time_break
+ * or the bit changed while it bisected (T2-T4 come before C1, which it
+ * loaded).  A record still being appended when the seek looks, before
+ * where it starts, is not seen by it.
  *
  * DURABILITY
  *
@@ -261,11 +272,45 @@
 
 /* ---- time order (TIME ORDER) -------------------------------------------- */
 
-/* t - S as a mark: never the unset 0, never past the range. */
+/* t - S as a mark: even (the low bit is MARK_PENDING), never the unset 0. */
 static int64_t mark_of(int64_t t)
 {
 	int64_t m = t < INT64_MIN + TIME_SLACK_NS ? INT64_MIN : t - TIME_SLACK_NS;
-	return m ? m : -1;
+
+	m &= ~(int64_t)MARK_PENDING;
+	return m ? m : -2;
+}
+
+/* time_break to at least where the next reservation begins now [T4]. */
+static void cover_reserved(struct kmsg_log *log)
+{
+	_Atomic uint64_t *tb = &log->aux->time_break;
+	uint64_t end = atomic_load_explicit(&log->dyn->resv_pos, memory_order_seq_cst);
+	uint64_t cur = atomic_load_explicit(tb, memory_order_relaxed);
+
+	while (cur < end &&
+	       !atomic_compare_exchange_weak_explicit(tb, &cur, end, memory_order_seq_cst,
+						      memory_order_relaxed))
+		;
+}
+
+/*
+ * T3: completes the lowering pending in the mark m: bumps lowered, covers
+ * what is reserved, and clears the bit (any writer may, and the first
+ * that sees the bit does: the lowering's writer may have died).
+ */
+static void complete_lowering(struct kmsg_log *log, int64_t m)
+{
+	_Atomic int64_t *mark = &log->aux->wall_mark;
+
+	while (m & MARK_PENDING) {
+		atomic_fetch_add_explicit(&log->aux->lowered, 1, memory_order_seq_cst);
+		cover_reserved(log);
+		if (atomic_compare_exchange_strong_explicit(mark, &m, m & ~(int64_t)MARK_PENDING,
+							    memory_order_seq_cst,
+							    memory_order_seq_cst))
+			return;
+	}
 }
 
 void kmsg__time_raise(struct kmsg_log *log, int64_t real_ns)
@@ -273,33 +318,34 @@ void kmsg__time_raise(struct kmsg_log *log, int64_t real_ns)
 	_Atomic int64_t *mark = &log->aux->wall_mark;
 	int64_t cur = atomic_load_explicit(mark, memory_order_relaxed);
 
+	/* A pending lowering stays pending; an unset mark is set as a
+	 * lowering, so that the records from before it are covered. */
 	while ((cur == 0 || time_ahead(real_ns, cur)) &&
-	       !atomic_compare_exchange_weak_explicit(mark, &cur, mark_of(real_ns),
+	       !atomic_compare_exchange_weak_explicit(mark, &cur,
+						      mark_of(real_ns) |
+						      (cur ? cur & MARK_PENDING : MARK_PENDING),
 						      memory_order_seq_cst, memory_order_relaxed))
 		;
 }
 
-void kmsg__time_break(struct kmsg_log *log, int64_t real_ns)
+void kmsg__time_break(struct kmsg_log *log, int64_t real_ns, int64_t m)
 {
-	struct kmsg_aux *a = log->aux;
-	int64_t cur = atomic_load_explicit(&a->wall_mark, memory_order_seq_cst);
-	const int64_t want = mark_of(real_ns);
-	uint64_t end, tb;
+	_Atomic int64_t *mark = &log->aux->wall_mark;
 
-	/* Another break may set it meanwhile: the last one stays, and each
-	 * raises time_break after its own change. */
-	while (cur != want &&
-	       !atomic_compare_exchange_weak_explicit(&a->wall_mark, &cur, want,
-						      memory_order_seq_cst, memory_order_seq_cst))
-		;
-	if (want < cur)
-		atomic_fetch_add_explicit(&a->lowered, 1, memory_order_seq_cst);
-	end = atomic_load_explicit(&log->dyn->resv_pos, memory_order_seq_cst);
-	tb = atomic_load_explicit(&a->time_break, memory_order_relaxed);
-	while (tb < end &&
-	       !atomic_compare_exchange_weak_explicit(&a->time_break, &tb, end,
-						      memory_order_seq_cst, memory_order_relaxed))
-		;
+	/* Below the mark (or none): this record lowers it, and the writers
+	 * after it, reading the clock it read, then do not break. */
+	while (!(m & MARK_PENDING) && (m == 0 || real_ns < m)) {
+		if (atomic_compare_exchange_weak_explicit(mark, &m, mark_of(real_ns) | MARK_PENDING,
+							  memory_order_seq_cst,
+							  memory_order_seq_cst)) {
+			m = mark_of(real_ns) | MARK_PENDING;
+			break;
+		}
+	}
+	if (m & MARK_PENDING)
+		complete_lowering(log, m);
+	else
+		cover_reserved(log);  /* far above it, or it was lowered since T1 */
 }
 
 /* ---- small helpers ------------------------------------------------------ */

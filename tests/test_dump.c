@@ -964,29 +964,38 @@ static void *dump_thread(void *arg)
 	return NULL;
 }
 
-Test(dump, to_a_pipe)
+/* Dumps log through a pipe into the file name, as `kmsg dump | cat > name`
+ * would: the dump's result and count. */
+static struct dumper dump_through_pipe(struct kmsg_log *log, const char *name)
 {
-	struct kmsg_log *log = tu_create("a.log", 1 << 20, 0);
 	struct dumper du = { log, -1, -1, 0 };
-	struct drain dr;
+	struct drain dr = { -1, strdup(tu_path(name)) };
 	pthread_t t1, t2;
 	int fds[2];
 
-	append_n(log, 20000, 150);
 	cr_assert_eq(pipe(fds), 0);
 	dr.fd = fds[0];
-	dr.path = strdup(tu_path("p.gz"));
 	du.fd = fds[1];
 	pthread_create(&t2, NULL, drain_pipe, &dr);
 	pthread_create(&t1, NULL, dump_thread, &du);
 	pthread_join(t1, NULL);
 	pthread_join(t2, NULL);
 	close(fds[0]);
+	free((void *)dr.path);
+	return du;
+}
+
+Test(dump, to_a_pipe)
+{
+	struct kmsg_log *log = tu_create("a.log", 1 << 20, 0);
+	struct dumper du;
+
+	append_n(log, 20000, 150);
+	du = dump_through_pipe(log, "p.gz");
 	cr_assert_eq(du.result, 0, "%s", kmsg_strerror(du.result));
 	struct kmsg_log *d = open_dump("p.gz");
 	cr_assert_eq(expect_same_records(log, d), du.count);
 	kmsg_log_close(d);
-	free((void *)dr.path);
 	kmsg_log_close(log);
 }
 
@@ -1221,5 +1230,26 @@ Test(dump, a_writer_stopped_mid_append_is_not_counted, .timeout = 60)
 		cr_assert_eq(waitpid(pid, NULL, 0), pid);
 		kmsg_log_close(log);
 		unlink(tu_path("s.log"));
+	}
+	/* The large one into a pipe, which cannot be wound back: the dump
+	 * ends before the stopped append from its header on. */
+	{
+		struct kmsg_log *log = tu_create("s.log", 8 << 20, 0);
+		struct dumper du;
+		uint64_t missing, shown;
+		pid_t pid;
+
+		append_n(log, 30000, 150);
+		pid = stop_mid_append(tu_path("s.log"));
+		reopen_to_read(&log, "s.log");
+		du = dump_through_pipe(log, "p.gz");
+		cr_assert_eq(du.result, 0, "%s", kmsg_strerror(du.result));
+		shown = stat_and_read_agree("p.gz", &missing);
+		cr_assert_eq(shown, 30000, "through a pipe");
+		cr_assert_eq(du.count, 30000);
+		cr_assert_eq(missing, 0, "through a pipe: no number claimed past the records");
+		kill(pid, SIGKILL);
+		cr_assert_eq(waitpid(pid, NULL, 0), pid);
+		kmsg_log_close(log);
 	}
 }

@@ -1542,3 +1542,40 @@ Test(format, parse_then_render_gives_the_line_back)
 		free(got);
 	}
 }
+
+Test(format, dmesg_boot_time_is_whole_seconds_before_the_monotonic_clock)
+{
+	struct timespec now, mono;
+	int64_t boot, expect;
+
+	cr_assert_eq(kmsg_dmesg_boot_time(&boot), 0);
+	clock_gettime(CLOCK_REALTIME, &now);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	cr_assert_eq(boot % 1000000000, 0, "not whole seconds: %lld", (long long)boot);
+	/* the wall clock less the time since boot, suspended time not counted */
+	expect = (int64_t)(now.tv_sec - mono.tv_sec) * 1000000000;
+	cr_assert(llabs(boot - expect) <= INT64_C(2000000000),
+		  "boot %lld, expected about %lld", (long long)boot, (long long)expect);
+	cr_assert_eq(kmsg_dmesg_boot_time(NULL), KMSG_EINVAL);
+}
+
+Test(format, json_escape_writes_what_the_json_output_writes)
+{
+	static const char text[] = "a\"b\\c\n\x01\x7f\xff\xc2\x9b\xe2\x80\xae\xc3\xa9\0z";
+	const size_t len = sizeof(text) - 1;
+	char buf[KMSG_JSON_ESCAPE_SIZE(sizeof(text))];
+	int n = kmsg_json_escape(buf, sizeof(buf), text, len, 0);
+	const char *want = "a\\\"b\\\\c\\n\\u0001\\u007f\\\\xff\\u009b\\u202e\xc3\xa9\\u0000z";
+
+	cr_assert_eq(n, (int)strlen(want));
+	cr_assert_str_eq(buf, want);
+	n = kmsg_json_escape(buf, sizeof(buf), text, len, KMSG_FMT_NOESCAPE);
+	cr_assert_str_eq(buf, "a\\\"b\\\\c\\n\\u0001\x7f\\\\xff\xc2\x9b\xe2\x80\xae\xc3\xa9\\u0000z");
+	cr_assert_eq(kmsg_json_escape(buf, sizeof(buf), NULL, 0, 0), 0);
+	cr_assert_str_eq(buf, "");
+	cr_assert_eq(kmsg_json_escape(buf, KMSG_JSON_ESCAPE_SIZE(len) - 1, text, len, 0),
+		     KMSG_EINVAL, "a buffer too small for the worst case");
+	cr_assert_eq(kmsg_json_escape(buf, sizeof(buf), text, len, KMSG_FMT_COLOR),
+		     KMSG_EINVAL);
+	cr_assert_eq(kmsg_json_escape(NULL, 10, "x", 1, 0), KMSG_EINVAL);
+}

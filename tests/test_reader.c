@@ -163,6 +163,51 @@ Test(reader, seek_by_time_passes_over_nothing_where_times_go_back)
 	kmsg_log_close(log);
 }
 
+Test(reader, a_lowering_whose_writer_died_is_completed_by_the_next_writer)
+{
+	struct kmsg_log *log = tu_create("d.log", 1 << 20, 0);
+	struct kmsg_reader *r;
+	const int64_t base = INT64_C(1700000000000000000), ms = 1000000, hour = 3600000 * ms;
+	static uint64_t want[2000], got[2000];
+	struct kmsg_entry e = KMSG_ENTRY_INIT;
+	int64_t m;
+
+	e.text = "x";
+	e.text_len = 1;
+	e.flags = KMSG_TIMES;
+	for (int i = 1; i <= 1000; i++) {
+		e.real_ns = base + i * ms;
+		e.boot_ns = i;
+		cr_assert_eq(kmsg_log_append(NULL, log, &e), 0);
+	}
+	/* The clock stepped back an hour; the first writer after the step
+	 * lowered the mark and died before it raised the break. */
+	m = atomic_load(&log->aux->wall_mark);
+	cr_assert(m != 0 && !(m & MARK_PENDING), "the mark kept: %lld", (long long)m);
+	atomic_store(&log->aux->wall_mark, (base - hour - 1000 * ms) | MARK_PENDING);
+	kmsg_reader_new(&r, log, 0);
+	cr_assert_eq(records_since(r, base + 500 * ms, 0, got, 2000), 501,
+		     "a seek while the lowering is pending reads it all");
+	for (int i = 1; i <= 1000; i++) {
+		e.real_ns = base - hour + i * ms;
+		e.boot_ns = 1000 + i;
+		cr_assert_eq(kmsg_log_append(NULL, log, &e), 0);
+	}
+	m = atomic_load(&log->aux->wall_mark);
+	cr_assert_eq(m & MARK_PENDING, 0, "the next writer completed the lowering");
+	for (int64_t probe = base - hour - 10 * ms; probe < base + 1100 * ms; probe += 7 * ms) {
+		size_t nw = records_since(r, probe, 1, want, 2000);
+		size_t ng = records_since(r, probe, 0, got, 2000);
+		cr_assert_eq(ng, nw, "since %+lld ms: %zu records, %zu wanted",
+			     (long long)((probe - base) / ms), ng, nw);
+		cr_assert_arr_eq(got, want, nw * sizeof(want[0]));
+		if (probe > base - hour + 1100 * ms && probe < base - 10 * ms)
+			probe = base - 10 * ms;
+	}
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+}
+
 /* Appends text for caller with flags (KMSG_FRAGMENT, KMSG_BEGIN). */
 static void append_as(struct kmsg_log *log, uint32_t caller, const char *text, unsigned flags)
 {

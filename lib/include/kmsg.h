@@ -574,6 +574,28 @@ int kmsg_fmt_record(const char **out, struct kmsg_fmt *f,
 int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
 
 /*
+ * The room kmsg_json_escape() needs for len bytes of text: six bytes for
+ * each, and the NUL.
+ */
+#define KMSG_JSON_ESCAPE_SIZE(len) (6 * (size_t)(len) + 1)
+
+/*
+ * Writes text (len bytes, NULs allowed) as the inside of a JSON string,
+ * without the quotes, into buf and ends it with a NUL; buf holds size
+ * bytes, at least KMSG_JSON_ESCAPE_SIZE(len).  The result is valid JSON
+ * for any bytes, escaped as the JSON output of kmsg_fmt_record() escapes a
+ * message: '"', '\\' and controls as JSON requires; DEL, C1 and bidi
+ * controls and noncharacters as \uXXXX (unless flags is
+ * KMSG_FMT_NOESCAPE); each byte that is not part of valid UTF-8 as the
+ * text \xNN (the JSON characters "\\xNN").  flags is 0 or
+ * KMSG_FMT_NOESCAPE.  Returns the length written, NUL not counted, or
+ * KMSG_EINVAL (bad arguments, buf too small, or text of more than about
+ * 350 MB, whose escaped length would not fit an int).
+ */
+int kmsg_json_escape(char *buf, size_t size, const char *text, size_t len,
+		     unsigned flags);
+
+/*
  * Parses one record of dmesg raw text ("<N>[ seconds.fraction] text", as
  * dmesg -r prints; the "<N>" and the time are each optional; the fraction
  * is a decimal fraction) into *rec, whose text points into line.  The
@@ -583,7 +605,7 @@ int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
  * and dmesg's level and facility filters leave it out.  A record without
  * a time is at time 0.  boot_ns is the time given, real_ns is
  * boot_real_ns + boot_ns: pass the machine's boot time as dmesg -F
- * computes it (whole seconds; see format.c) to match its output.  Returns
+ * computes it (kmsg_dmesg_boot_time()) to match its output.  Returns
  * 1 for a record, 0 for a line that holds none (empty), or KMSG_EINVAL.
  */
 int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
@@ -602,6 +624,16 @@ enum {
 /* kmsg_dmesg_parse() with flags; 0 is kmsg_dmesg_parse(). */
 int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
 			   size_t len, int64_t boot_real_ns, unsigned flags);
+
+/*
+ * Stores in *real_ns the machine's boot time (wall clock, ns since the
+ * epoch) as dmesg -F computes it to turn since-boot seconds into dates:
+ * whole seconds, and moved on by the time the machine spent suspended.
+ * Passed to kmsg_dmesg_parse(), it makes -T, reltime and iso print what
+ * dmesg -F prints for the same text.  Returns 0, KMSG_EINVAL for a NULL
+ * argument, or -errno if a clock cannot be read.
+ */
+int kmsg_dmesg_boot_time(int64_t *real_ns);
 
 /* ------------------------------------------------------------------ */
 /* Dumps: compressed snapshots readable offline                        */

@@ -132,6 +132,19 @@ echo x | gzip >"$T/x.gz"
 expect_status 1 "$KMSG" stat -F "$T/x.gz"
 expect_grep "^kmsg: $T/x.gz: damaged or incomplete dump" "$T/err"
 
+case_ "--json with a path that is not UTF-8"
+# byte 0xff cannot be in a JSON string: it is written as the text \xff
+P=$T/$'log-\xff-"q"'
+"$KMSG" emit -F "$P" --log-size 16K "x" || fail "kmsg emit failed"
+expect_status 0 "$KMSG" stat -F "$P" --json
+if command -v python3 >/dev/null; then
+	python3 -m json.tool "$T/out" >/dev/null 2>"$T/json.err" ||
+		fail "--json is not valid JSON: $(cat "$T/json.err")"
+	expect_eq "$T/log-\xff-\"q\"" "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["path"])' "$T/out")" "path"
+else
+	expect_grep '"path":"[^"]*log-\\\\xff-\\"q\\""' "$T/out"
+fi
+
 case_ "bad usage"
 expect_status 2 "$KMSG" stat -F "$L" extra
 expect_status 2 "$KMSG" stat --bogus

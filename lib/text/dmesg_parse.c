@@ -1,0 +1,198 @@
+/*
+ * dmesg_parse.c - dmesg's raw text (what dmesg -r prints) read back into
+ * records, as dmesg -F reads it, and the machine's boot time as dmesg -F
+ * adds it to since-boot seconds.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* CLOCK_BOOTTIME */
+#endif
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "text.h"
+
+/*
+ * Parses "[" spaces [-] seconds [. fraction] "]" from p (just after the
+ * '[') into *ns; returns the position after the ']', or NULL if the text
+ * is not such a time.  The fraction is a decimal fraction ("1.5" is one
+ * and a half seconds; dmesg would read 5 microseconds), ns precision.
+ * *range is set if the time does not fit in int64_t nanoseconds.
+ */
+static const char *parse_time(const char *p, const char *end, int64_t *ns,
+			      int *range)
+{
+	int neg = 0;
+	int64_t sec = 0, frac = 0, scale = 100000000;
+	const char *d;
+
+	while (p < end && *p == ' ')
+		p++;
+	if (p < end && *p == '-') {
+		neg = 1;
+		p++;
+	}
+	d = p;
+	while (p < end && *p >= '0' && *p <= '9') {
+		if (sec > (INT64_MAX / 1000000000 - 9) / 10) {
+			*range = 1;
+			return NULL;
+		}
+		sec = sec * 10 + (*p++ - '0');
+	}
+	if (p == d)
+		return NULL;
+	if (p < end && *p == '.') {
+		d = ++p;
+		while (p < end && *p >= '0' && *p <= '9') {
+			frac += (*p++ - '0') * scale;
+			scale /= 10;
+		}
+		if (p == d)
+			return NULL;
+	}
+	if (p >= end || *p != ']')
+		return NULL;
+	*ns = sec * 1000000000 + frac;
+	if (neg)
+		*ns = -*ns;
+	return p + 1;
+}
+
+/*
+ * Reads "<N>" at the start of a record as dmesg reads it when it uses the
+ * priority: N as strtol() takes it (blanks, a sign, digits), facility
+ * (N & 0x3f8) >> 3 and level N & 7, as glibc's LOG_FAC() and LOG_PRI();
+ * a facility past local7 is none.  Without a number, or with anything but
+ * '>' after it (2.38 then drops that byte and keeps the number; 2.41 fixed
+ * it so), there is no priority and the text starts after the '<'.  Returns
+ * where the text starts.
+ */
+static const char *read_prio(const char *p, const char *end, unsigned *fac,
+			     unsigned *lev)
+{
+	const char *q = p + 1, *d;
+	int neg = 0;
+	unsigned long v = 0, limit;
+
+	while (q < end && (*q == ' ' || (*q >= '\t' && *q <= '\r')))
+		q++;
+	if (q < end && (*q == '+' || *q == '-'))
+		neg = *q++ == '-';
+	limit = (unsigned long)LONG_MAX + (unsigned long)neg;
+	for (d = q; q < end && *q >= '0' && *q <= '9'; q++) {
+		unsigned digit = (unsigned)(*q - '0');
+
+		if (v > (limit - digit) / 10)
+			return p + 1; /* ERANGE: strtol() fails */
+		v = v * 10 + digit;
+	}
+	if (q == d || q == end || *q != '>')
+		return p + 1;
+	if (neg)
+		v = -v; /* two's complement, as the long it is in dmesg */
+	*fac = (unsigned)(v & 0x3f8) >> 3;
+	*lev = (unsigned)(v & 7);
+	if (*fac >= KMSG_NFACILITIES)
+		*fac = KMSG_PRIO_NONE;
+	return q + 1;
+}
+
+/*
+ * One record of dmesg -r text into a record: see kmsg.h.  dmesg's own
+ * reading is followed where it is a rule, not an accident: without
+ * KMSG_DMESG_SKIP_PRIO the "<N>" is read as read_prio() says; with it,
+ * everything up to the first '>' (or NUL) is dropped, as dmesg does when
+ * it prints no priority, unless the record has neither, where dmesg
+ * would print an empty line for it: the priority reading is used then.
+ * The time is read if '[' is followed by a space or a digit, as dmesg
+ * reads it, its fraction as a decimal fraction ("1.5" is one and a half
+ * seconds: dmesg would read 5 microseconds); text that only looks like a
+ * time stays text, where dmesg drops the '['.
+ */
+int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
+			   size_t len, int64_t boot_real_ns, unsigned flags)
+{
+	const char *p, *end, *q;
+	unsigned fac = KMSG_PRIO_NONE, lev = KMSG_PRIO_NONE;
+	int range = 0;
+	int64_t ns = 0;
+
+	if (rec == NULL || (line == NULL && len) || (flags & ~KMSG_DMESG_SKIP_PRIO))
+		return KMSG_EINVAL;
+	if (len && line[len - 1] == '\n')
+		len--;
+	if (len == 0)
+		return 0;
+	end = line + len;
+	p = line;
+	if (*p == '<') {
+		q = NULL;
+		if (flags & KMSG_DMESG_SKIP_PRIO) {
+			for (q = p + 1; q < end && *q != '>' && *q != '\0'; q++)
+				;
+			q = q < end ? q + 1 : NULL;
+		}
+		p = q ? q : read_prio(p, end, &fac, &lev);
+	}
+	if (end - p >= 2 && p[0] == '[' &&
+	    (p[1] == ' ' || (p[1] >= '0' && p[1] <= '9'))) {
+		q = parse_time(p + 1, end, &ns, &range);
+		if (range)
+			return KMSG_EINVAL;
+		if (q != NULL) {
+			p = q;
+			if (p < end && *p == ' ')
+				p++;
+		}
+	}
+	if ((ns > 0 && boot_real_ns > INT64_MAX - ns) ||
+	    (ns < 0 && boot_real_ns < INT64_MIN - ns))
+		return KMSG_EINVAL;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->facility = fac;
+	rec->level = lev;
+	rec->boot_ns = ns;
+	rec->real_ns = boot_real_ns + ns;
+	rec->text = p;
+	rec->text_len = (size_t)(end - p);
+	return 1;
+}
+
+int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
+		     int64_t boot_real_ns)
+{
+	return kmsg_dmesg_parse_flags(rec, line, len, boot_real_ns, 0);
+}
+
+/*
+ * The machine's boot time as dmesg -F adds it to since-boot seconds, in
+ * whole seconds: the wall clock minus CLOCK_BOOTTIME (both in
+ * microseconds) rounded down, plus the seconds CLOCK_BOOTTIME is ahead of
+ * CLOCK_MONOTONIC (time spent suspended).  dmesg drops the microseconds,
+ * so kmsg must too for -T, -e and iso to print the same times.
+ */
+int kmsg_dmesg_boot_time(int64_t *real_ns)
+{
+	struct timeval now;
+	struct timespec bt, mono;
+	int64_t d;
+
+	if (real_ns == NULL)
+		return KMSG_EINVAL;
+	if (gettimeofday(&now, NULL) != 0 ||
+	    clock_gettime(CLOCK_BOOTTIME, &bt) != 0)
+		return -errno;
+	d = ((int64_t)now.tv_sec * 1000000 + now.tv_usec) -
+	    ((int64_t)bt.tv_sec * 1000000 + bt.tv_nsec / 1000);
+	d = d >= 0 ? d / 1000000 : -((-d + 999999) / 1000000);
+	if (clock_gettime(CLOCK_BOOTTIME, &bt) != 0 ||
+	    clock_gettime(CLOCK_MONOTONIC, &mono) != 0)
+		return -errno;
+	*real_ns = (d + (bt.tv_sec - mono.tv_sec)) * INT64_C(1000000000);
+	return 0;
+}

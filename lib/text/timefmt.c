@@ -1,0 +1,121 @@
+/*
+ * timefmt.c - wall-clock times as dmesg writes them: -T's ctime form, the
+ * iso form and reltime's absolute form, from a localtime() looked up once
+ * per local minute.
+ *
+ * Month and day names are always English, whatever the locale, and the
+ * ISO zone offset carries its sign for offsets between -01:00 and 0
+ * (dmesg loses it there).
+ */
+#include <string.h>
+#include <time.h>
+
+#include "text.h"
+
+static const char wday_names[7][3] = {
+	"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat",
+};
+
+static const char month_names[12][3] = {
+	"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+	"Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+};
+
+/*
+ * localtime() of sec.  A local minute lasts 60 seconds and has one UTC
+ * offset (zones change offset on a minute of local time), so the result
+ * is kept and reused for the other seconds of that minute.  A leap second
+ * (tm_sec 60, in the "right/" zones) lies past the minute's 60 seconds and
+ * is always looked up.
+ */
+const struct tm *kmsg__local_tm(struct kmsg__tm_cache *c, int64_t sec)
+{
+	time_t t = (time_t)sec;
+
+	if (c->have && sec >= c->base && sec - c->base < 60) {
+		c->tm.tm_sec = (int)(sec - c->base);
+		return &c->tm;
+	}
+	if (localtime_r(&t, &c->tm) == NULL) {
+		memset(&c->tm, 0, sizeof(c->tm));
+		c->tm.tm_mday = 1;
+		c->tm.tm_year = 70;
+		c->have = 0;
+		return &c->tm;
+	}
+	c->have = 1;
+	c->base = sec - c->tm.tm_sec;
+	return &c->tm;
+}
+
+/* " 2" or "12": strftime's %e. */
+static char *put_mday(char *p, int d)
+{
+	if (d < 10) {
+		*p++ = ' ';
+		*p++ = (char)('0' + d);
+		return p;
+	}
+	return put_2d(p, (unsigned)d);
+}
+
+static char *put_hms(char *p, const struct tm *tm, int seconds)
+{
+	p = put_2d(p, (unsigned)tm->tm_hour);
+	*p++ = ':';
+	p = put_2d(p, (unsigned)tm->tm_min);
+	if (seconds) {
+		*p++ = ':';
+		p = put_2d(p, (unsigned)tm->tm_sec);
+	}
+	return p;
+}
+
+/* strftime "%a %b %e %H:%M:%S %Y" in the C locale. */
+char *kmsg__put_ctime(char *p, const struct tm *tm)
+{
+	p = put_str(p, wday_names[tm->tm_wday], 3);
+	*p++ = ' ';
+	p = put_str(p, month_names[tm->tm_mon], 3);
+	*p++ = ' ';
+	p = put_mday(p, tm->tm_mday);
+	*p++ = ' ';
+	p = put_hms(p, tm, 1);
+	*p++ = ' ';
+	return put_i64(p, (int64_t)tm->tm_year + 1900);
+}
+
+/* "%Y-%m-%dT%H:%M:%S,uuuuuu+hh:mm" as dmesg's ISO format (year %4ld). */
+char *kmsg__put_iso(char *p, const struct tm *tm, unsigned usec)
+{
+	char year[24];
+	long off = tm->tm_gmtoff;
+	unsigned mins;
+
+	p = put_padded(p, year,
+		       (size_t)(put_i64(year, (int64_t)tm->tm_year + 1900) - year), 4);
+	*p++ = '-';
+	p = put_2d(p, (unsigned)tm->tm_mon + 1);
+	*p++ = '-';
+	p = put_2d(p, (unsigned)tm->tm_mday);
+	*p++ = 'T';
+	p = put_hms(p, tm, 1);
+	*p++ = ',';
+	p = put_2d(p, usec / 10000);
+	p = put_2d(p, usec / 100 % 100);
+	p = put_2d(p, usec % 100);
+	*p++ = off < 0 ? '-' : '+';
+	mins = (unsigned)((off < 0 ? -off : off) / 60);
+	p = put_2d(p, mins / 60 % 100);
+	*p++ = ':';
+	return put_2d(p, mins % 60);
+}
+
+/* strftime "%b%e %H:%M" in the C locale. */
+char *kmsg__put_month_day_hm(char *p, const struct tm *tm)
+{
+	p = put_str(p, month_names[tm->tm_mon], 3);
+	p = put_mday(p, tm->tm_mday);
+	*p++ = ' ';
+	return put_hms(p, tm, 0);
+}
