@@ -1,5 +1,5 @@
 /*
- * kmsg.h - the one public header of libkmsg.
+ * kmsg/kmsg.h - the one public header of libkmsg (#include <kmsg/kmsg.h>).
  *
  * libkmsg keeps log records in a memory-mapped, fixed-size file ring in the
  * manner of the Linux printk record buffer: variable-length records with a
