@@ -30,7 +30,7 @@
  * The last lines are key=value figures.
  */
 #define _GNU_SOURCE
-#include "kmsg.h"
+#include <kmsg/kmsg.h>
 #include "internal.h"
 
 #include <errno.h>

@@ -48,7 +48,7 @@
  * Exit status: 0 done, 1 failure at run time, 2 bad usage.
  */
 #define _GNU_SOURCE
-#include "kmsg.h"
+#include <kmsg/kmsg.h>
 
 #include <dirent.h>
 #include <errno.h>

@@ -33,11 +33,19 @@ install(FILES ${CMAKE_CURRENT_LIST_DIR}/../completions/_kmsg
 
 set(KMSG_FISH_COMPLETIONS_DIR "" CACHE PATH
     "where kmsg.fish is installed (relative: under the prefix; empty: chosen by the prefix)")
-set(kmsg_fish_dir ${KMSG_FISH_COMPLETIONS_DIR})
-if(NOT kmsg_fish_dir AND CMAKE_INSTALL_PREFIX STREQUAL "/usr/local")
-  set(kmsg_fish_dir /etc/fish/completions)
-elseif(NOT kmsg_fish_dir)
-  set(kmsg_fish_dir ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
+if(KMSG_FISH_COMPLETIONS_DIR)
+  install(FILES ${CMAKE_CURRENT_LIST_DIR}/../completions/kmsg.fish
+          DESTINATION ${KMSG_FISH_COMPLETIONS_DIR})
+else()
+  # Chosen by the prefix the install runs with, which `cmake --install
+  # --prefix DIR` may change after configuring: an install into DIR must
+  # not write to /etc.  file(INSTALL) adds $DESTDIR as install() does.
+  install(CODE "
+    if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr/local\")
+      set(kmsg_fish_dir /etc/fish/completions)
+    else()
+      set(kmsg_fish_dir \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d\")
+    endif()
+    file(INSTALL DESTINATION \"\${kmsg_fish_dir}\" TYPE FILE
+         FILES \"${CMAKE_CURRENT_LIST_DIR}/../completions/kmsg.fish\")")
 endif()
-install(FILES ${CMAKE_CURRENT_LIST_DIR}/../completions/kmsg.fish
-        DESTINATION ${kmsg_fish_dir})

@@ -6,7 +6,7 @@
 #ifndef KMSG_CMD_H
 #define KMSG_CMD_H
 
-#include "kmsg.h"
+#include <kmsg/kmsg.h>
 
 #include <popt.h>
 #include <stdint.h>

@@ -136,7 +136,7 @@ int main(int argc, const char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("kmsg %s\n", KMSG_VERSION_STRING);
+		printf("kmsg %s\n", kmsg_version());
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "options"))

@@ -5,7 +5,7 @@
  * and each escaper's vector fast path against its scalar path, byte for
  * byte, in buffers of exactly the room each promises to need.
  */
-#include "kmsg.h"
+#include <kmsg/kmsg.h>
 #include "text/text.h"
 
 #include <stdint.h>

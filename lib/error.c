@@ -1,5 +1,5 @@
 /* error.c - words for every code libkmsg returns. */
-#include "kmsg.h"
+#include <kmsg/kmsg.h>
 
 #include <string.h>
 

@@ -22,7 +22,7 @@
 #ifndef KMSG_INTERNAL_H
 #define KMSG_INTERNAL_H
 
-#include "kmsg.h"
+#include <kmsg/kmsg.h>
 #include "layout.h"
 
 #include <stdatomic.h>

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "kmsg.h"
+#include <kmsg/kmsg.h>
 
 static const char *const facility_names[KMSG_NFACILITIES] = {
 	"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",

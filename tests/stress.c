@@ -24,7 +24,7 @@
  * --long runs for 10 minutes (about 10,000 kills and stops on 2 cores).
  */
 #define _GNU_SOURCE
-#include "kmsg.h"
+#include <kmsg/kmsg.h>
 
 #include <errno.h>
 #include <stdarg.h>

@@ -2,7 +2,7 @@
 #ifndef KMSG_TESTUTIL_H
 #define KMSG_TESTUTIL_H
 
-#include "kmsg.h"
+#include <kmsg/kmsg.h>
 
 #include <stddef.h>
 #include <stdint.h>

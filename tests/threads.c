@@ -5,7 +5,7 @@
  * cannot follow Criterion's process sandbox; cross-process sharing is
  * beyond TSan and is covered by kmsg-stress and test_concurrency.
  */
-#include "kmsg.h"
+#include <kmsg/kmsg.h>
 
 #include <pthread.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "kmsg.h"
+#include <kmsg/kmsg.h>
 #include "numbers.h"
 
 /* ---- escape.c ---- */

@@ -1,5 +1,6 @@
 #!/bin/bash
-# man.sh - the manual pages are lint-clean and kmsg(1) documents the tool
+# man.sh - the manual pages are lint-clean, name the version kmsg --version
+# prints, and kmsg(1) documents the tool
 # as it is: every subcommand that "kmsg --help" lists has a section and a
 # synopsis line, and every option that "kmsg options CMD" prints is the
 # tag of an item in CMD's section (or in FORMAT AND FILTER OPTIONS, for the
@@ -104,6 +105,15 @@ for c in $commands; do
 	else
 		ok
 	fi
+done
+
+# The version is written in project() and reaches the tool from there; the
+# pages' title lines must say it by hand, so they are held to the tool's.
+case_ "each page's title line names the version kmsg --version prints"
+version=$("$KMSG" --version)
+for p in kmsg.1 kmsg.5 libkmsg.3; do
+	expect_eq "$version" "$(grep -m1 '^\.TH' "$MAN/$p" | grep -o '"kmsg [^"]*"' | tr -d '"')" \
+		"version in $p's .TH"
 done
 
 case_ "SEE ALSO"

@@ -1,5 +1,5 @@
 /*
- * kmsg.h - the one public header of libkmsg.
+ * kmsg/kmsg.h - the one public header of libkmsg (#include <kmsg/kmsg.h>).
  *
  * libkmsg keeps log records in a memory-mapped, fixed-size file ring in the
  * manner of the Linux printk record buffer: variable-length records with a
@@ -18,6 +18,8 @@
 #ifndef KMSG_H
 #define KMSG_H
 
+#include <kmsg/version.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -29,7 +31,9 @@ extern "C" {
 /* The library is built with hidden visibility; what is declared here is its ABI. */
 #pragma GCC visibility push(default)
 
-#define KMSG_VERSION_STRING "0.1.0"
+/* Returns the version of the library the program runs with, "MAJOR.MINOR.PATCH";
+ * KMSG_VERSION_STRING (kmsg/version.h) is the one it was compiled against. */
+const char *kmsg_version(void);
 
 /* Errors of libkmsg's own; system errors are returned as -errno. */
 enum {
