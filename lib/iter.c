@@ -475,7 +475,7 @@ static uint64_t bisect(const struct kmsg_log *log, uint64_t head, uint64_t tail,
 		       uint64_t *after, uint64_t *after_seq)
 {
 	struct seek_key k = { by_time, want_seq, want_ns };
-	struct rec_hdr hd, prev_hd;
+	struct rec_hdr hd = { 0 }, prev_hd = { 0 };  /* set when used; -O3 cannot tell */
 	uint64_t prev, lo = head;
 	uint64_t best = bisect_by(log, head, tail, at_seek_key, &k, &hd, &prev, &prev_hd);
 
@@ -779,7 +779,7 @@ int kmsg_log_boots(struct kmsg_boot *boots, size_t n, struct kmsg_log *log)
 		n = INT_MAX;
 	for (int attempt = 0; attempt < 16; attempt++) {
 		struct window w, now;
-		struct rec_hdr hd, prev_hd;
+		struct rec_hdr hd = { 0 }, prev_hd = { 0 };  /* as in bisect() */
 		uint64_t prev, upper;
 		int again = 0, err = kmsg__ring_window(log, &w);
 
