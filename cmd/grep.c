@@ -6,8 +6,9 @@
  * filter, -n's "the last N that match" included.
  *
  * The text is matched as UTF-8 that may be invalid (PCRE2_MATCH_INVALID_UTF):
- * a record's text may hold any bytes, and no byte of it is an error; an
- * invalid sequence simply matches nothing but itself never.
+ * a record's text may hold any bytes, and none of them makes matching fail;
+ * no part of a pattern matches an invalid sequence, so a match never spans
+ * one.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "output.h"
