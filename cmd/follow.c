@@ -58,6 +58,8 @@ const struct poptOption follow_options[] = {
 	  "Format and filter options:", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_human_options, 0,
 	  NULL, NULL },
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)grep_options, 0,
+	  "Text and writer filters:", NULL },
 	CLI_HELP_H
 	POPT_AUTOHELP
 	POPT_TABLEEND

@@ -951,8 +951,11 @@ int out_setup(struct output *o, const char *cmd, int follow)
 	o->match = args.match;
 	o->nmatch = args.nmatch;
 	o->prio_filter = args.flt_lev || args.flt_fac;
+	rc = grep_setup(&o->grep, cmd);
+	if (rc != 0)
+		return rc;
 	o->filtering = o->prio_filter || o->have_since || o->have_until ||
-		       o->nmatch;
+		       o->nmatch || o->grep;
 
 	o->cap = OUT_BUF_SIZE;
 	o->buf = malloc(o->cap);
@@ -974,6 +977,8 @@ void out_free(struct output *o)
 	o->verbatim = NULL;
 	free(o->buf);
 	o->buf = NULL;
+	grep_free(o->grep);
+	o->grep = NULL;
 	for (size_t i = 0; i < args.nmatch; i++)
 		free(args.match[i]);
 	free(args.match);
@@ -1023,7 +1028,7 @@ int out_match(const struct output *o, const struct kmsg_record *rec)
 		if (!has_field(rec, o->match[i]))
 			return 0;
 	}
-	return 1;
+	return o->grep == NULL || grep_match(o->grep, rec);
 }
 
 /* Writes all of p (n bytes) to standard output; 0 or -errno. */

@@ -116,6 +116,7 @@ struct output {
 	int have_since, have_until;
 	char **match;         /* "KEY=VALUE" strings */
 	size_t nmatch;
+	struct grep *grep;    /* -g and --pid (grep.c); NULL when not given */
 
 	/* standard output */
 	char *buf;
@@ -222,6 +223,28 @@ int64_t out_gaps_flush(struct output *o, int force);
  * followed by " UTC".  Stores CLOCK_REALTIME nanoseconds; returns 0 or -1.
  */
 int parse_when(int64_t *ns, const char *s);
+
+/* ------------------------------------------------------------------ */
+/* The filters on text and writer (grep.c)                             */
+
+/* -g/--grep, --case-sensitive and --pid: read and follow include them. */
+extern const struct poptOption grep_options[];
+
+struct grep;
+
+/*
+ * Builds the filters the options of grep_options asked for into *g (NULL
+ * when none was given).  An invalid pattern or pid is bad usage: prints
+ * why ("kmsg: --grep '(': missing closing parenthesis at offset 1") and
+ * returns EXIT_USAGE; EXIT_FAIL if memory runs out; else 0.
+ */
+int grep_setup(struct grep **g, const char *cmd);
+
+/* 1 if rec's pid is one --pid names and its text matches -g, else 0. */
+int grep_match(const struct grep *g, const struct kmsg_record *rec);
+
+/* Frees what grep_setup() made (NULL: nothing). */
+void grep_free(struct grep *g);
 
 /* ------------------------------------------------------------------ */
 /* Which records read prints (selection.c)                             */

@@ -35,6 +35,8 @@ const struct poptOption read_options[] = {
 	  "Format and filter options:", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_pager_options, 0,
 	  NULL, NULL },
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)grep_options, 0,
+	  "Text and writer filters:", NULL },
 	/* dmesg's -w and -W, to say where they went */
 	{ "follow", 'w', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, NULL, 'w', NULL, NULL },
 	{ "follow-new", 'W', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, NULL, 'W', NULL, NULL },

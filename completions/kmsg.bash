@@ -20,6 +20,8 @@ _kmsg_output_opts='-T --ctime -e --reltime -d --show-delta -t --notime
 	--time-format -r --raw -x --decode -J --json -o --output --noescape
 	--fields -L --color -H --human -l --level -f --facility
 	-k --kernel -u --userspace --since --until --match -q --quiet'
+# The text and writer filters read and follow share (cmd/grep.c).
+_kmsg_grep_opts='-g --grep --case-sensitive --pid'
 
 # The word lists below are split here, with IFS set: the user's may be any.
 
@@ -106,8 +108,10 @@ _kmsg()
 			-s --stderr --prio-prefix --field --split -F --file --log-size
 			--max-text --sync --no-newline --cont --caller' ;;
 	read)   opts="-F --file -c --read-clear -C --clear -b --boot --list-boots
-			-n --lines --reverse $_kmsg_output_opts -P --nopager" ;;
-	follow) opts="-F --file -n --lines --fail-missing $_kmsg_output_opts" ;;
+			-n --lines --reverse $_kmsg_output_opts -P --nopager
+			$_kmsg_grep_opts" ;;
+	follow) opts="-F --file -n --lines --fail-missing $_kmsg_output_opts
+			$_kmsg_grep_opts" ;;
 	clear)  opts='-F --file' ;;
 	dump)   opts='-F --file -o --output --level -v --verbose' ;;
 	stat)   opts='-F --file -J --json' ;;
@@ -166,8 +170,14 @@ _kmsg()
 	dump:--level)
 		_kmsg_words 1 2 3 4 5 6 7 8 9
 		return ;;
-	*:--match)
+	*:--match | read:-g | read:--grep | follow:-g | follow:--grep | *:--pid)
 		return ;;
+	read:--case-sensitive | follow:--case-sensitive)
+		# optional: without "=" the next word may be another option
+		if $split || [[ $cur != -* ]]; then
+			_kmsg_words yes no
+			return
+		fi ;;
 	esac
 	$split && return
 

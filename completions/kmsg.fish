@@ -123,6 +123,11 @@ complete -c kmsg -n $c -l until -x -a 'now today yesterday tomorrow' -d "records
 complete -c kmsg -n $c -l match -x -d "only records with field KEY=VALUE"
 complete -c kmsg -n $c -s q -l quiet -d "no line where another boot's records begin"
 
+# the text and writer filters of read and follow (cmd/grep.c)
+complete -c kmsg -n $c -s g -l grep -x -d "only records whose text matches a PCRE2 pattern"
+complete -c kmsg -n $c -l case-sensitive -f -a 'yes no' -d "--grep case-sensitively (--case-sensitive=BOOL)"
+complete -c kmsg -n $c -l pid -x -d "only records of these pids (comma list)"
+
 # kmsg dump
 set -l c '__kmsg_is dump'
 complete -c kmsg -n $c -s o -l output -r -F -d "write the dump to FILE"

@@ -4,16 +4,6 @@
 # the line it expects with a time limit rather than sleeping a fixed time.
 . "$(dirname "$0")/lib.sh.inc"
 
-# wait_for PATTERN FILE [SECONDS]: until FILE has a line matching PATTERN
-wait_for() {
-	local i=0 n=$(( ${3:-5} * 20 ))
-	while ! grep -q -- "$1" "$2" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -ge $n ] && return 1
-		sleep 0.05
-	done
-}
-
 # start_follow ARGS...: kmsg follow in the background, output in $T/f.out
 start_follow() {
 	# emptied here: the background shell's own redirection may come late

@@ -13,16 +13,6 @@ else
 	echo "read: no util-linux 2.38 dmesg at $DMESG: skipping the byte comparisons" >&2
 fi
 
-# wait_for PATTERN FILE: until FILE has a line with PATTERN (5 s at most)
-wait_for() {
-	local i=0
-	while ! grep -q -- "$1" "$2" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -ge 100 ] && return 1
-		sleep 0.05
-	done
-}
-
 # same_as_dmesg FILE TZ ARGS...: kmsg read -F FILE ARGS prints exactly what
 # dmesg -F FILE ARGS prints.  Both compute the boot time in whole seconds
 # when they start; a second boundary crossed in between means a retry.
