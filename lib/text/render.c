@@ -622,7 +622,8 @@ static long sort_fields(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	}
 	if (rc < 0)
 		return rc;
-	qsort(f->sorted, n, sizeof(*f->sorted), cmp_sorted_field);
+	if (n > 1) /* f->sorted is still NULL for a record with none */
+		qsort(f->sorted, n, sizeof(*f->sorted), cmp_sorted_field);
 	return (long)n;
 }
 
