@@ -38,6 +38,7 @@ enum {
 	OPT_RAW, OPT_DECODE, OPT_JSON, OPT_OUTPUT, OPT_NOESCAPE, OPT_FIELDS,
 	OPT_COLOR, OPT_HUMAN, OPT_NOPAGER, OPT_LEVEL, OPT_FACILITY,
 	OPT_KERNEL, OPT_USER, OPT_SINCE, OPT_UNTIL, OPT_MATCH, OPT_QUIET,
+	OPT_OUTPUT_FIELDS,
 };
 
 enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
@@ -55,6 +56,7 @@ static struct {
 	int64_t since, until;
 	char **match;
 	size_t nmatch;
+	const char *output_fields; /* --output-fields, for the JSON records */
 	const char *conflict; /* an option -r cannot be used with */
 	char err[300];        /* the first bad option, for out_setup() */
 } args = {
@@ -144,11 +146,16 @@ static void set_output(const char *arg)
 		args.output = KMSG_OUT_SHORT;
 		args.raw = 1;
 	} else if (!strcmp(arg, "json")) {
-		args.output = KMSG_OUT_JSON;
+		args.output = KMSG_OUT_JSON_LINE;
+	} else if (!strcmp(arg, "json-pretty")) {
+		args.output = KMSG_OUT_JSON_PRETTY;
+	} else if (!strcmp(arg, "json-seq")) {
+		args.output = KMSG_OUT_JSON_SEQ;
 	} else if (!strcmp(arg, "kmsg")) {
 		args.output = KMSG_OUT_KMSG;
 	} else {
-		bad("--output %s: not one of short, raw, json, kmsg", arg);
+		bad("--output %s: not one of short, raw, json, json-pretty, json-seq, kmsg",
+		    arg);
 	}
 }
 
@@ -215,6 +222,9 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 		break;
 	case OPT_OUTPUT:
 		set_output(arg);
+		break;
+	case OPT_OUTPUT_FIELDS:
+		args.output_fields = arg;
 		break;
 	case OPT_NOESCAPE:
 		args.noescape = 1;
@@ -303,8 +313,12 @@ const struct poptOption output_options[] = {
 	{ "json", 'J', POPT_ARG_NONE, NULL, OPT_JSON,
 	  "JSON, as dmesg -J", NULL },
 	{ "output", 'o', POPT_ARG_STRING, NULL, OPT_OUTPUT,
-	  "short, raw, json, or kmsg (the /dev/kmsg format, with fields)",
+	  "short, raw, json (an object a line, every member and field), "
+	  "json-pretty, json-seq (RFC 7464), or kmsg (the /dev/kmsg format)",
 	  "FORMAT" },
+	{ "output-fields", '\0', POPT_ARG_STRING, NULL, OPT_OUTPUT_FIELDS,
+	  "only these members and fields in -o json, json-pretty, json-seq",
+	  "KEY,..." },
 	{ "noescape", '\0', POPT_ARG_NONE, NULL, OPT_NOESCAPE,
 	  "print unprintable bytes as they are (unsafe on a terminal)", NULL },
 	{ "fields", '\0', POPT_ARG_NONE, NULL, OPT_FIELDS,
@@ -896,6 +910,9 @@ static int utf8_locale(void)
 int out_setup(struct output *o, const char *cmd, int follow)
 {
 	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
+	int json_records = args.output == KMSG_OUT_JSON_LINE ||
+			   args.output == KMSG_OUT_JSON_PRETTY ||
+			   args.output == KMSG_OUT_JSON_SEQ;
 	int rc;
 
 	memset(o, 0, sizeof(*o));
@@ -940,6 +957,23 @@ int out_setup(struct output *o, const char *cmd, int follow)
 	if (rc < 0) {
 		cli_lib_error(NULL, rc);
 		return EXIT_FAIL;
+	}
+	if (args.output_fields) {
+		if (!json_records)
+			return cli_usage_error(cmd, "--output-fields", "only with -o json, "
+					       "json-pretty or json-seq");
+		rc = kmsg_fmt_set_keys(o->fmt, args.output_fields);
+		if (rc == KMSG_EINVAL)
+			return cli_usage_error(cmd, "--output-fields", "'%s': not a list of "
+					       "member names (seq, seq_id, time_ns, time, "
+					       "boot_ns, boot_id, pid, caller, facility, "
+					       "facility_name, level, level_name, text) and "
+					       "field keys (A-Z, 0-9 and _)",
+					       args.output_fields);
+		if (rc < 0) {
+			cli_lib_error(NULL, rc);
+			return EXIT_FAIL;
+		}
 	}
 
 	o->levels = args.flt_lev ? args.levels : 0xff;

@@ -17,7 +17,8 @@ _kmsg_levels='emerg alert crit err warn notice info debug'
 
 # The format and filter options read and follow share (cmd/output.c).
 _kmsg_output_opts='-T --ctime -e --reltime -d --show-delta -t --notime
-	--time-format -r --raw -x --decode -J --json -o --output --noescape
+	--time-format -r --raw -x --decode -J --json -o --output --output-fields
+	--noescape
 	--fields -L --color -H --human -l --level -f --facility
 	-k --kernel -u --userspace --since --until --match -q --quiet'
 # The text and writer filters read and follow share (cmd/grep.c).
@@ -138,7 +139,11 @@ _kmsg()
 		_kmsg_words delta reltime ctime notime iso raw
 		return ;;
 	read:-o | read:--output | follow:-o | follow:--output)
-		_kmsg_words short raw json kmsg
+		_kmsg_words short raw json json-pretty json-seq kmsg
+		return ;;
+	read:--output-fields | follow:--output-fields)
+		# the members; field keys are the user's
+		_kmsg_list "seq seq_id time_ns time boot_ns boot_id pid caller facility facility_name level level_name text"
 		return ;;
 	read:-L | read:--color | follow:-L | follow:--color)
 		# optional: without "=" the next word may be another option

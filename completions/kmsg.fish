@@ -39,7 +39,7 @@ end
 # WORDs not in it yet
 function __kmsg_list
     set -l cur (commandline -ct)
-    string replace -r -- '^(-[lf]|--level=|--facility=)' '' "$cur" | read -l arg
+    string replace -r -- '^(-[lf]|--level=|--facility=|--output-fields=)' '' "$cur" | read -l arg
     set -l head (string replace -r -- '[^,]*$' '' "$arg")
     set -l done (string split , -- "$head")
     for w in $argv
@@ -109,7 +109,8 @@ complete -c kmsg -n $c -l time-format -x -a 'delta reltime ctime notime iso raw'
 complete -c kmsg -n $c -s r -l raw -d "dmesg -r lines"
 complete -c kmsg -n $c -s x -l decode -d "facility and level as names"
 complete -c kmsg -n $c -s J -l json -d "JSON, as dmesg -J"
-complete -c kmsg -n $c -s o -l output -x -a 'short raw json kmsg' -d "output format"
+complete -c kmsg -n $c -s o -l output -x -a 'short raw json json-pretty json-seq kmsg' -d "output format"
+complete -c kmsg -n $c -l output-fields -x -a '(__kmsg_list seq seq_id time_ns time boot_ns boot_id pid caller facility facility_name level level_name text)' -d "only these keys in JSON records"
 complete -c kmsg -n $c -l noescape -d "print unprintable bytes as they are"
 complete -c kmsg -n $c -l fields -d "show each record's fields"
 complete -c kmsg -n $c -s L -l color -f -a 'auto always never' -d "colour (--color=WHEN)"

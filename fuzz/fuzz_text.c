@@ -86,8 +86,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct kmsg_fmt *f;
 		const char *p;
 		unsigned sel = size > 1 ? data[0] | data[1] << 8 : 0;
-		o.output = (enum kmsg_output)(sel % 3);
-		o.time = (enum kmsg_time_format)(sel / 3 % (KMSG_TIME_RAW + 1));
+		o.output = (enum kmsg_output)(sel % (KMSG_OUT_JSON_SEQ + 1));
+		o.time = (enum kmsg_time_format)(sel / (KMSG_OUT_JSON_SEQ + 1) %
+						 (KMSG_TIME_RAW + 1));
 		o.flags = sel >> 8 & 0x1f;
 		if (kmsg_fmt_new(&f, &o) == 0) {
 			const char *line = s, *end = s + size;

@@ -1579,3 +1579,93 @@ Test(format, json_escape_writes_what_the_json_output_writes)
 		     KMSG_EINVAL);
 	cr_assert_eq(kmsg_json_escape(NULL, 10, "x", 1, 0), KMSG_EINVAL);
 }
+
+/* ------------------------------------------------------------------ */
+/* JSON record objects                                                 */
+
+Test(format, json_record_has_every_member_then_the_fields_by_key)
+{
+	struct kmsg_record r = rec_with_fields("usb 1-1: caf\xc3\xa9");
+
+	r.seq = 18446744073709551615u;
+	r.seq_id = 0x0123456789abcdefu;
+	r.boot_id = 0xfedcba9876543210u;
+	r.real_ns = -1; /* before 1970: the date is floored, not truncated */
+	r.pid = 4321;
+	ASSERT_FMT("{\"seq\":18446744073709551615,\"seq_id\":\"0123456789abcdef\","
+		   "\"time_ns\":-1,\"time\":\"1969-12-31T23:59:59.999999999Z\","
+		   "\"boot_ns\":1234567890,\"boot_id\":\"fedcba9876543210\","
+		   "\"pid\":4321,\"caller\":null,\"facility\":3,"
+		   "\"facility_name\":\"daemon\",\"level\":6,\"level_name\":\"info\","
+		   "\"text\":\"usb 1-1: caf\xc3\xa9\",\"DEVICE\":\"c189:1\","
+		   "\"SUBSYSTEM\":\"usb\",\"WEIRD\":\"a\\nb\\tc\\u001b\\\\ \xc3\xa9\"}\n",
+		   KMSG_OUT_JSON_LINE, KMSG_TIME_CTIME,
+		   KMSG_FMT_COLOR | KMSG_FMT_DECODE | KMSG_FMT_FIELDS, &r);
+}
+
+Test(format, json_record_forms)
+{
+	static const char *const kv[] = { "K=2", "A=x", "K=1\x80" };
+	struct kmsg_record r = mkrec(1, 5, 2 * NS, 1715513221 * NS + 5, "a\xff");
+	unsigned char area[64];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		n = add_field(area, n, kv[i], strlen(kv[i]));
+	r.fields = area;
+	r.fields_len = n;
+	r.caller = 7;
+	ASSERT_FMT("{\n"
+		   "    \"seq\": 0,\n"
+		   "    \"seq_id\": null,\n"
+		   "    \"time_ns\": 1715513221000000005,\n"
+		   "    \"time\": \"2024-05-12T11:27:01.000000005Z\",\n"
+		   "    \"boot_ns\": 2000000000,\n"
+		   "    \"boot_id\": null,\n"
+		   "    \"pid\": null,\n"
+		   "    \"caller\": 7,\n"
+		   "    \"facility\": 1,\n"
+		   "    \"facility_name\": \"user\",\n"
+		   "    \"level\": 5,\n"
+		   "    \"level_name\": \"notice\",\n"
+		   "    \"text\": [97,255],\n"
+		   "    \"A\": \"x\",\n"
+		   "    \"K\": [\"2\", [49,128]]\n"
+		   "}\n", KMSG_OUT_JSON_PRETTY, KMSG_TIME_MONO, 0, &r);
+	r.facility = KMSG_NFACILITIES; /* text that named no priority */
+	r.fields_len = 0;
+	ASSERT_FMT("\x1e{\"seq\":0,\"seq_id\":null,\"time_ns\":1715513221000000005,"
+		   "\"time\":\"2024-05-12T11:27:01.000000005Z\",\"boot_ns\":2000000000,"
+		   "\"boot_id\":null,\"pid\":null,\"caller\":7,\"facility\":null,"
+		   "\"facility_name\":null,\"level\":null,\"level_name\":null,"
+		   "\"text\":[97,255]}\n", KMSG_OUT_JSON_SEQ, KMSG_TIME_MONO, 0, &r);
+}
+
+Test(format, json_record_keys_are_limited)
+{
+	struct kmsg_record r = rec_with_fields("t");
+	struct kmsg_fmt *f = fmt_new(KMSG_OUT_JSON_LINE, KMSG_TIME_MONO, 0);
+	struct buf b = { 0 };
+	const char *out;
+
+	cr_assert_eq(kmsg_fmt_set_keys(f, "WEIRD,level,NONE,seq"), 0);
+	render(&b, f, &r);
+	cr_assert_str_eq(b.p, "{\"seq\":0,\"level\":6,\"WEIRD\":\"a\\nb\\tc\\u001b\\\\ \xc3\xa9\"}\n");
+	/* a bad list leaves the keys as they were */
+	cr_assert_eq(kmsg_fmt_set_keys(f, "seq,bogus"), KMSG_EINVAL);
+	cr_assert_eq(kmsg_fmt_set_keys(f, ""), KMSG_EINVAL);
+	cr_assert_eq(kmsg_fmt_set_keys(f, "seq,"), KMSG_EINVAL);
+	b.len = 0;
+	render(&b, f, &r);
+	cr_assert_str_eq(b.p, "{\"seq\":0,\"level\":6,\"WEIRD\":\"a\\nb\\tc\\u001b\\\\ \xc3\xa9\"}\n");
+	cr_assert_eq(kmsg_fmt_set_keys(f, "NONE"), 0);
+	b.len = 0;
+	render(&b, f, &r);
+	cr_assert_str_eq(b.p, "{}\n");
+	cr_assert_eq(kmsg_fmt_set_keys(f, NULL), 0);
+	cr_assert_eq(kmsg_fmt_record(&out, f, &r) > 200, 1);
+	cr_assert_eq(kmsg_fmt_end(&out, f), 0);
+	cr_assert_eq(kmsg_fmt_set_keys(NULL, "seq"), KMSG_EINVAL);
+	buf_free(&b);
+	kmsg_fmt_free(f);
+}

@@ -457,6 +457,25 @@ static inline char *put_json_text(char *p, const char *text, size_t len,
 	return p;
 }
 
+int kmsg__utf8_valid(const char *text, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t i = 0, n;
+	uint32_t cp;
+
+	while (i < len) {
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		n = utf8_seq(s + i, len - i, &cp);
+		if (n == 0)
+			return 0;
+		i += n;
+	}
+	return 1;
+}
+
 char *kmsg__put_json_text(char *p, const char *text, size_t len, int noesc)
 {
 	return put_json_text(p, text, len, noesc, 1);

@@ -1,6 +1,7 @@
 /*
  * render.c - records as text: dmesg(1)'s lines, dmesg's JSON, the
- * /dev/kmsg export format; and the renderer object that keeps what one
+ * /dev/kmsg export format, journalctl's JSON record objects; and the
+ * renderer object that keeps what one
  * record's line needs of the records before it (deltas, reltime).
  *
  * The short output is byte for byte what util-linux dmesg prints for the
@@ -66,6 +67,15 @@ struct kmsg_fmt {
 	struct kmsg__tm_cache tm;
 
 	int json_open; /* the document's opening has been written */
+
+	/* the JSON record objects: what kmsg_fmt_set_keys() left of them */
+	unsigned members;        /* 1 << enum member, of those shown */
+	int all_fields;          /* every field shown, else those of keyv */
+	char *keys;              /* the list, copied; keyv points into it */
+	struct key_ref { const char *s; size_t len; } *keyv;
+	size_t nkeys;
+	struct sorted_field { struct kmsg_field f; size_t idx; } *sorted;
+	size_t sorted_cap;
 };
 
 /*
@@ -403,6 +413,14 @@ static int render_json(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	return (int)(p - f->buf);
 }
 
+/* v as 16 hexadecimal digits, the form of ids (seq_id, boot_id). */
+static char *put_hex64(char *p, uint64_t v)
+{
+	for (int shift = 60; shift >= 0; shift -= 4)
+		*p++ = kmsg__hex_digits[(v >> shift) & 15];
+	return p;
+}
+
 /* prio,seq,ts_usec,flags;text, then " KEY=value" lines and _SEQNUM_ID. */
 static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 {
@@ -452,10 +470,339 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 		return -ENOMEM;
 	memcpy(p, " _SEQNUM_ID=", 12);
 	p += 12;
-	for (int shift = 60; shift >= 0; shift -= 4)
-		*p++ = kmsg__hex_digits[(rec->seq_id >> shift) & 15];
+	p = put_hex64(p, rec->seq_id);
 	*p++ = '\n';
 	return (int)(p - f->buf);
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON record objects (journalctl's -o json and its kin)              */
+
+/* The members, in the order they are written; see kmsg.h. */
+enum member {
+	M_SEQ, M_SEQ_ID, M_TIME_NS, M_TIME, M_BOOT_NS, M_BOOT_ID, M_PID,
+	M_CALLER, M_FACILITY, M_FACILITY_NAME, M_LEVEL, M_LEVEL_NAME, M_TEXT,
+	M_COUNT
+};
+
+static const char *const member_names[M_COUNT] = {
+	"seq", "seq_id", "time_ns", "time", "boot_ns", "boot_id", "pid",
+	"caller", "facility", "facility_name", "level", "level_name", "text",
+};
+
+#define ALL_MEMBERS ((1u << M_COUNT) - 1)
+
+/* Where an object is being written: its separators depend on both. */
+struct jw {
+	char *p;
+	int pretty;
+	int first;
+};
+
+/*
+ * The separator before a member and its key, escaped (field keys come
+ * from the record).  Needs 6 * len + 16 bytes.
+ */
+static void jw_key(struct jw *w, const char *key, size_t len)
+{
+	char *p = w->p;
+
+	if (w->first)
+		p = w->pretty ? PUT_LIT(p, "{\n    \"") : PUT_LIT(p, "{\"");
+	else
+		p = w->pretty ? PUT_LIT(p, ",\n    \"") : PUT_LIT(p, ",\"");
+	w->first = 0;
+	p = kmsg__put_json_text(p, key, len, 0);
+	w->p = w->pretty ? PUT_LIT(p, "\": ") : PUT_LIT(p, "\":");
+}
+
+/* 16 hexadecimal digits in quotes, or null for 0.  Needs 18 bytes. */
+static char *put_json_hex64(char *p, uint64_t v)
+{
+	if (v == 0)
+		return PUT_LIT(p, "null");
+	*p++ = '"';
+	p = put_hex64(p, v);
+	*p++ = '"';
+	return p;
+}
+
+/* A number, or null for 0 (no pid, no caller).  Needs 20 bytes. */
+static char *put_json_u64_or_null(char *p, uint64_t v)
+{
+	return v ? put_u64(p, v) : PUT_LIT(p, "null");
+}
+
+/* A name in quotes, or null.  Needs strlen(name) + 2 bytes. */
+static char *put_json_name(char *p, const char *name)
+{
+	if (name == NULL)
+		return PUT_LIT(p, "null");
+	*p++ = '"';
+	p = put_cstr(p, name);
+	*p++ = '"';
+	return p;
+}
+
+/*
+ * Bytes as a JSON string if they are valid UTF-8, else as an array of
+ * their values (journalctl's form for binary data).  Needs 6 * len + 2.
+ */
+static char *put_json_bytes(char *p, const char *s, size_t len, int noesc)
+{
+	if (kmsg__utf8_valid(s, len)) {
+		*p++ = '"';
+		if (len)
+			p = kmsg__put_json_text(p, s, len, noesc);
+		*p++ = '"';
+		return p;
+	}
+	*p++ = '[';
+	for (size_t i = 0; i < len; i++) {
+		if (i)
+			*p++ = ',';
+		p = put_u64(p, (unsigned char)s[i]);
+	}
+	*p++ = ']';
+	return p;
+}
+
+/* Fields by key, then by their place in the record. */
+static int cmp_sorted_field(const void *a, const void *b)
+{
+	const struct sorted_field *x = a, *y = b;
+	size_t n = x->f.key_len < y->f.key_len ? x->f.key_len : y->f.key_len;
+	int c = memcmp(x->f.key, y->f.key, n);
+
+	if (c)
+		return c;
+	if (x->f.key_len != y->f.key_len)
+		return x->f.key_len < y->f.key_len ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* 1 if the field key (len bytes) is to be shown. */
+static int field_shown(const struct kmsg_fmt *f, const char *key, size_t len)
+{
+	if (f->all_fields)
+		return 1;
+	for (size_t i = 0; i < f->nkeys; i++) {
+		if (f->keyv[i].len == len && memcmp(f->keyv[i].s, key, len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The record's fields as members, sorted by key into f->sorted first so
+ * that a key given several times becomes one member with an array of its
+ * values.  Returns the number of fields, or a negative error.
+ */
+static long sort_fields(struct kmsg_fmt *f, const struct kmsg_record *rec)
+{
+	struct kmsg_field fld;
+	size_t pos = 0, n = 0;
+	int rc;
+
+	while ((rc = kmsg_field_next(&fld, rec, &pos)) == 1) {
+		if (!field_shown(f, fld.key, fld.key_len))
+			continue;
+		if (n == f->sorted_cap) {
+			size_t cap = f->sorted_cap ? 2 * f->sorted_cap : 16;
+			struct sorted_field *ns = realloc(f->sorted, cap * sizeof(*ns));
+
+			if (ns == NULL)
+				return -ENOMEM;
+			f->sorted = ns;
+			f->sorted_cap = cap;
+		}
+		f->sorted[n].f = fld;
+		f->sorted[n].idx = n;
+		n++;
+	}
+	if (rc < 0)
+		return rc;
+	if (n > 1) /* f->sorted is still NULL for a record with none */
+		qsort(f->sorted, n, sizeof(*f->sorted), cmp_sorted_field);
+	return (long)n;
+}
+
+static int same_key(const struct kmsg_field *a, const struct kmsg_field *b)
+{
+	return a->key_len == b->key_len && memcmp(a->key, b->key, a->key_len) == 0;
+}
+
+/*
+ * One record as one JSON object: on one line (json), one member a line
+ * (json-pretty), or on one line after an RS byte (json-seq, RFC 7464).
+ * Every call's text is one whole record, newline included.
+ */
+static int render_json_record(struct kmsg_fmt *f, const struct kmsg_record *rec)
+{
+	int noesc = (f->opts.flags & KMSG_FMT_NOESCAPE) != 0;
+	int prio = prio_valid(rec);
+	unsigned m = f->members;
+	struct jw w = { .pretty = f->opts.output == KMSG_OUT_JSON_PRETTY, .first = 1 };
+	long nf;
+
+	if (rec->text_len > (size_t)INT_MAX / 8 || rec->fields_len > (size_t)INT_MAX / 8)
+		return -ENOMEM;
+	nf = sort_fields(f, rec);
+	if (nf < 0)
+		return (int)nf;
+	/* the members but the text take some 500 bytes at most */
+	w.p = ensure(f, f->buf, 1024 + 6 * rec->text_len);
+	if (w.p == NULL)
+		return -ENOMEM;
+	if (f->opts.output == KMSG_OUT_JSON_SEQ)
+		*w.p++ = '\x1e';
+	for (unsigned i = 0; i < M_COUNT; i++) {
+		if (!(m >> i & 1))
+			continue;
+		jw_key(&w, member_names[i], strlen(member_names[i]));
+		switch ((enum member)i) {
+		case M_SEQ:
+			w.p = put_u64(w.p, rec->seq);
+			break;
+		case M_SEQ_ID:
+			w.p = put_json_hex64(w.p, rec->seq_id);
+			break;
+		case M_TIME_NS:
+			w.p = put_i64(w.p, rec->real_ns);
+			break;
+		case M_TIME:
+			*w.p++ = '"';
+			w.p = kmsg__put_iso_utc_ns(w.p, rec->real_ns);
+			*w.p++ = '"';
+			break;
+		case M_BOOT_NS:
+			w.p = put_i64(w.p, rec->boot_ns);
+			break;
+		case M_BOOT_ID:
+			w.p = put_json_hex64(w.p, rec->boot_id);
+			break;
+		case M_PID:
+			w.p = put_json_u64_or_null(w.p, rec->pid);
+			break;
+		case M_CALLER:
+			w.p = put_json_u64_or_null(w.p, rec->caller);
+			break;
+		case M_FACILITY:
+			w.p = prio ? put_u64(w.p, rec->facility) : PUT_LIT(w.p, "null");
+			break;
+		case M_FACILITY_NAME:
+			w.p = put_json_name(w.p, prio ? kmsg_facility_name(rec->facility) : NULL);
+			break;
+		case M_LEVEL:
+			w.p = prio ? put_u64(w.p, rec->level) : PUT_LIT(w.p, "null");
+			break;
+		case M_LEVEL_NAME:
+			w.p = put_json_name(w.p, prio ? kmsg_level_name(rec->level) : NULL);
+			break;
+		case M_TEXT:
+			w.p = put_json_bytes(w.p, rec->text, rec->text_len, noesc);
+			break;
+		case M_COUNT:
+			break;
+		}
+	}
+	for (size_t i = 0; i < (size_t)nf; ) {
+		const struct kmsg_field *k = &f->sorted[i].f;
+		size_t j = i + 1, room = 6 * k->key_len + 24;
+
+		while (j < (size_t)nf && same_key(&f->sorted[j].f, k))
+			j++;
+		for (size_t v = i; v < j; v++)
+			room += 6 * f->sorted[v].f.value_len + 4;
+		w.p = ensure(f, w.p, room);
+		if (w.p == NULL)
+			return -ENOMEM;
+		jw_key(&w, k->key, k->key_len);
+		if (j - i > 1)
+			*w.p++ = '[';
+		for (size_t v = i; v < j; v++) {
+			if (v > i)
+				w.p = w.pretty ? PUT_LIT(w.p, ", ") : PUT_LIT(w.p, ",");
+			w.p = put_json_bytes(w.p, f->sorted[v].f.value,
+					     f->sorted[v].f.value_len, noesc);
+		}
+		if (j - i > 1)
+			*w.p++ = ']';
+		i = j;
+	}
+	if (w.first)
+		w.p = PUT_LIT(w.p, "{}\n");
+	else
+		w.p = w.pretty ? PUT_LIT(w.p, "\n}\n") : PUT_LIT(w.p, "}\n");
+	return (int)(w.p - f->buf);
+}
+
+/* 1 if s (len bytes) is one of member_names, its index in *i. */
+static int member_index(unsigned *i, const char *s, size_t len)
+{
+	for (*i = 0; *i < M_COUNT; (*i)++) {
+		if (strlen(member_names[*i]) == len &&
+		    memcmp(member_names[*i], s, len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int kmsg_fmt_set_keys(struct kmsg_fmt *f, const char *keys)
+{
+	struct key_ref *kv = NULL;
+	size_t nkeys = 0, n = 0;
+	unsigned members = 0, i;
+	char *copy, *s;
+
+	if (f == NULL)
+		return KMSG_EINVAL;
+	if (keys == NULL) {
+		free(f->keys);
+		free(f->keyv);
+		f->keys = NULL;
+		f->keyv = NULL;
+		f->nkeys = 0;
+		f->members = ALL_MEMBERS;
+		f->all_fields = 1;
+		return 0;
+	}
+	for (const char *c = keys; *c; c++)
+		n += *c == ',';
+	copy = strdup(keys);
+	kv = calloc(n + 1, sizeof(*kv));
+	if (copy == NULL || kv == NULL) {
+		free(copy);
+		free(kv);
+		return -ENOMEM;
+	}
+	for (s = copy;;) {
+		char *end = strchrnul(s, ',');
+		size_t len = (size_t)(end - s);
+
+		if (member_index(&i, s, len)) {
+			members |= 1u << i;
+		} else if (kmsg_key_valid(s, len)) {
+			kv[nkeys].s = s;
+			kv[nkeys].len = len;
+			nkeys++;
+		} else {
+			free(copy);
+			free(kv);
+			return KMSG_EINVAL;
+		}
+		if (*end == '\0')
+			break;
+		s = end + 1;
+	}
+	free(f->keys);
+	free(f->keyv);
+	f->keys = copy;
+	f->keyv = kv;
+	f->nkeys = nkeys;
+	f->members = members;
+	f->all_fields = 0;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -478,13 +825,15 @@ int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts)
 	if (opts == NULL)
 		opts = &dflt;
 	if (opts->version != KMSG_FMT_OPTS_VERSION ||
-	    (unsigned)opts->output > KMSG_OUT_KMSG ||
+	    (unsigned)opts->output > KMSG_OUT_JSON_SEQ ||
 	    (unsigned)opts->time > KMSG_TIME_RAW || (opts->flags & ~FMT_FLAGS))
 		return KMSG_EINVAL;
 	f = calloc(1, sizeof(*f));
 	if (f == NULL)
 		return -ENOMEM;
 	f->opts = *opts;
+	f->members = ALL_MEMBERS;
+	f->all_fields = 1;
 	*out = f;
 	return 0;
 }
@@ -494,6 +843,9 @@ void kmsg_fmt_free(struct kmsg_fmt *f)
 	if (f == NULL)
 		return;
 	free(f->buf);
+	free(f->keys);
+	free(f->keyv);
+	free(f->sorted);
 	free(f);
 }
 
@@ -517,6 +869,11 @@ int kmsg_fmt_record(const char **out, struct kmsg_fmt *f,
 		break;
 	case KMSG_OUT_KMSG:
 		n = render_kmsg(f, rec);
+		break;
+	case KMSG_OUT_JSON_LINE:
+	case KMSG_OUT_JSON_PRETTY:
+	case KMSG_OUT_JSON_SEQ:
+		n = render_json_record(f, rec);
 		break;
 	default:
 		n = render_short(f, rec);

@@ -39,6 +39,9 @@ char *kmsg__put_text(char *p, const char *text, size_t len, size_t indent,
 /* text as the inside of a JSON string.  Needs 6 * len bytes. */
 char *kmsg__put_json_text(char *p, const char *text, size_t len, int noesc);
 
+/* 1 if text is valid UTF-8 throughout (as put_json_text() judges). */
+int kmsg__utf8_valid(const char *text, size_t len);
+
 /* text as /dev/kmsg escapes it.  Needs 4 * len bytes. */
 char *kmsg__put_kmsg_text(char *p, const char *text, size_t len);
 
@@ -77,6 +80,9 @@ char *kmsg__put_ctime(char *p, const struct tm *tm);
 
 /* "%Y-%m-%dT%H:%M:%S,uuuuuu+hh:mm", dmesg's iso format. */
 char *kmsg__put_iso(char *p, const struct tm *tm, unsigned usec);
+
+/* "%Y-%m-%dT%H:%M:%S.nnnnnnnnnZ": ns since the epoch in UTC.  29 bytes. */
+char *kmsg__put_iso_utc_ns(char *p, int64_t ns);
 
 /* strftime "%b%e %H:%M" in the C locale: reltime's absolute form. */
 char *kmsg__put_month_day_hm(char *p, const struct tm *tm);

@@ -86,11 +86,10 @@ char *kmsg__put_ctime(char *p, const struct tm *tm)
 }
 
 /* "%Y-%m-%dT%H:%M:%S,uuuuuu+hh:mm" as dmesg's ISO format (year %4ld). */
-char *kmsg__put_iso(char *p, const struct tm *tm, unsigned usec)
+/* "%Y-%m-%dT%H:%M:%S", the year as "%4ld". */
+static char *put_iso_date_time(char *p, const struct tm *tm)
 {
 	char year[24];
-	long off = tm->tm_gmtoff;
-	unsigned mins;
 
 	p = put_padded(p, year,
 		       (size_t)(put_i64(year, (int64_t)tm->tm_year + 1900) - year), 4);
@@ -99,7 +98,15 @@ char *kmsg__put_iso(char *p, const struct tm *tm, unsigned usec)
 	*p++ = '-';
 	p = put_2d(p, (unsigned)tm->tm_mday);
 	*p++ = 'T';
-	p = put_hms(p, tm, 1);
+	return put_hms(p, tm, 1);
+}
+
+char *kmsg__put_iso(char *p, const struct tm *tm, unsigned usec)
+{
+	long off = tm->tm_gmtoff;
+	unsigned mins;
+
+	p = put_iso_date_time(p, tm);
 	*p++ = ',';
 	p = put_2d(p, usec / 10000);
 	p = put_2d(p, usec / 100 % 100);
@@ -118,4 +125,25 @@ char *kmsg__put_month_day_hm(char *p, const struct tm *tm)
 	p = put_mday(p, tm->tm_mday);
 	*p++ = ' ';
 	return put_hms(p, tm, 0);
+}
+
+/* "%Y-%m-%dT%H:%M:%S.nnnnnnnnnZ" of ns since the epoch, in UTC. */
+char *kmsg__put_iso_utc_ns(char *p, int64_t ns)
+{
+	int64_t sec = kmsg__floor_div(ns, 1000000000);
+	unsigned frac = (unsigned)(ns - sec * 1000000000);
+	time_t t = (time_t)sec;
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm) == NULL)
+		memset(&tm, 0, sizeof(tm)); /* cannot happen for an int64_t of ns */
+	p = put_iso_date_time(p, &tm);
+	*p++ = '.';
+	p = put_2d(p, frac / 10000000);
+	p = put_2d(p, frac / 100000 % 100);
+	p = put_2d(p, frac / 1000 % 100);
+	p = put_2d(p, frac / 10 % 100);
+	*p++ = (char)('0' + frac % 10);
+	*p++ = 'Z';
+	return p;
 }

@@ -529,7 +529,38 @@ enum kmsg_output {
 	KMSG_OUT_SHORT, /* dmesg's text lines */
 	KMSG_OUT_JSON,  /* {"dmesg":[{"pri":N,"time":T,"msg":"..."},...]} */
 	KMSG_OUT_KMSG,  /* /dev/kmsg: prio,seq,ts_usec,flags;text + " K=V" */
+	KMSG_OUT_JSON_LINE,   /* one JSON object per record, on one line */
+	KMSG_OUT_JSON_PRETTY, /* the same object, one member a line */
+	KMSG_OUT_JSON_SEQ,    /* RFC 7464: 0x1E, the one-line object, LF */
 };
+
+/*
+ * The record objects of KMSG_OUT_JSON_LINE, _PRETTY and _SEQ (journalctl's
+ * -o json, json-pretty and json-seq) hold every member a record has, under
+ * lower-case names no field key can take (keys begin with a capital):
+ *
+ *   seq            the sequence number
+ *   seq_id         the numbering's identity, 16 hexadecimal digits
+ *   time_ns        wall-clock time (CLOCK_REALTIME), ns since the epoch
+ *   time           the same as ISO 8601 in UTC with nanoseconds,
+ *                  "2024-05-12T11:27:01.123456789Z" (exact where a parser
+ *                  rounds time_ns, which is above 2^53, to a double)
+ *   boot_ns        since-boot time (CLOCK_BOOTTIME), ns
+ *   boot_id        the first 8 bytes of the boot id, 16 hexadecimal digits
+ *   pid, caller    numbers
+ *   facility, facility_name, level, level_name
+ *                  numbers and names ("user", "warning")
+ *   text           the message
+ *
+ * then each field under its own key, in the order of the keys (a key
+ * given more than once has an array of its values, in the record's
+ * order).  A member the record lacks is null: seq_id, boot_id, pid and
+ * caller when 0, facility and level for text that named no priority.
+ * Text and field values that are valid UTF-8 are JSON strings (controls,
+ * DEL, C1 and bidi controls as \uXXXX unless KMSG_FMT_NOESCAPE); any
+ * other is an array of its byte values, as journalctl shows binary data.
+ * Records end in a newline; kmsg_fmt_end() adds nothing.
+ */
 
 enum {
 	KMSG_FMT_DECODE   = 1 << 0, /* -x: "%-6s:%-6s: " facility:level */
@@ -568,14 +599,26 @@ void kmsg_fmt_free(struct kmsg_fmt *f);
  * is ignored by RELTIME, ISO and RAW; RAW ignores DECODE; deltas are 0
  * after a record at since-boot time 0, as in dmesg; the /dev/kmsg
  * output ignores the time format and NOESCAPE.  Non-printable bytes and
- * invalid UTF-8 are written as \xNN unless KMSG_FMT_NOESCAPE.  JSON always
- * uses since-boot time, as dmesg does; its first call also emits the
- * opening, each record's closing brace comes with the next record or with
- * kmsg_fmt_end(), so every chunk ends in a newline.
+ * invalid UTF-8 are written as \xNN unless KMSG_FMT_NOESCAPE.  dmesg's
+ * JSON (KMSG_OUT_JSON) always uses since-boot time, as dmesg does; its
+ * first call also emits the opening, each record's closing brace comes
+ * with the next record or with kmsg_fmt_end(), so every chunk ends in a
+ * newline.  The JSON record objects ignore the time format and every flag
+ * but NOESCAPE.
  */
 int kmsg_fmt_record(const char **out, struct kmsg_fmt *f,
 		    const struct kmsg_record *rec);
 int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
+
+/*
+ * Limits the members and fields of the JSON record objects to keys, a
+ * comma-separated list of member names (see KMSG_OUT_JSON_LINE) and field
+ * keys, in any order; NULL shows every one again.  The list is copied.
+ * Returns 0, -ENOMEM, or KMSG_EINVAL (the renderer left as it was) for an
+ * empty list, an empty item, or an item that is neither a member name nor
+ * a valid field key.  Other outputs ignore it.
+ */
+int kmsg_fmt_set_keys(struct kmsg_fmt *f, const char *keys);
 
 /*
  * The room kmsg_json_escape() needs for len bytes of text: six bytes for
