@@ -270,6 +270,98 @@ static char *put_fields(struct kmsg_fmt *f, char *p,
 }
 
 /*
+ * Text of rec (len bytes of it from text) as the short output writes it,
+ * with dmesg's colours when they are asked for: the subsystem prefix,
+ * then the rest in the level's colour.  Each newline is followed by
+ * indent spaces, but one that ends the text with KMSG_FMT_NO_TAIL_INDENT.  Needs 4 * len + 64 bytes and the indents.
+ */
+static char *put_colored_text(struct kmsg_fmt *f, char *p, const struct kmsg_record *rec,
+			      const char *text, size_t len, size_t indent)
+{
+	unsigned flags = f->opts.flags;
+	enum esc_mode mode = (flags & KMSG_FMT_NOESCAPE) ? ESC_NONE : ESC_TEXT;
+	int ascii = (flags & KMSG_FMT_ASCII) != 0;
+	size_t last_nl = (flags & KMSG_FMT_NO_TAIL_INDENT) && indent && len &&
+			 text[len - 1] == '\n';
+	const char *lc;
+	size_t sub;
+
+	if (!(flags & KMSG_FMT_COLOR)) {
+		p = kmsg__put_text(p, text, len - last_nl, indent, mode, ascii);
+		if (last_nl)
+			*p++ = '\n';
+		return p;
+	}
+	sub = subsys_len(text, len);
+	if (sub) {
+		p = PUT_LIT(p, COLOR_SUBSYS);
+		p = kmsg__put_text(p, text, sub, indent, mode, ascii);
+		p = PUT_LIT(p, COLOR_RESET);
+		text += sub;
+		len -= sub;
+	}
+	lc = rec->level < 8 ? level_colors[rec->level] : NULL;
+	if (lc == NULL && memmem(text, len, "segfault at", 11) != NULL)
+		lc = COLOR_SEGFAULT;
+	if (lc)
+		p = put_cstr(p, lc);
+	p = kmsg__put_text(p, text, len - last_nl, indent, mode, ascii);
+	if (last_nl)
+		*p++ = '\n';
+	if (lc)
+		p = PUT_LIT(p, COLOR_RESET);
+	return p;
+}
+
+/*
+ * dmesg -p (util-linux 2.39 and later): each line of a text with
+ * newlines gets the prefix of the first, which f->buf holds up to p
+ * (decoding, its first decode_len bytes, then time, colours); as in dmesg, reltime's later lines show a
+ * delta of 0, and empty lines are left out.  Returns the end, newline
+ * included, or NULL when memory runs out.
+ */
+static char *put_prefixed_lines(struct kmsg_fmt *f, char *p, const struct kmsg_record *rec,
+				size_t decode_len, int timebreak)
+{
+	char later[PREFIX_MAX];
+	size_t plen = (size_t)(p - f->buf), llen = plen, off = 0;
+	int first = 1;
+
+	memcpy(later, f->buf, plen);
+	if (f->opts.time == KMSG_TIME_RELTIME) {
+		/* the decoding stays, the time becomes a zero delta */
+		char *l = later + decode_len;
+
+		if (f->opts.flags & KMSG_FMT_COLOR)
+			l = put_cstr(l, timebreak ? COLOR_TIMEBREAK : COLOR_TIME);
+		l = PUT_LIT(l, "[  +0.000000] ");
+		if (f->opts.flags & KMSG_FMT_COLOR)
+			l = PUT_LIT(l, COLOR_RESET);
+		llen = (size_t)(l - later);
+	}
+	while (off < rec->text_len) {
+		const char *s = rec->text + off;
+		const char *nl = memchr(s, '\n', rec->text_len - off);
+		size_t n = nl ? (size_t)(nl - s) : rec->text_len - off;
+
+		off += n + 1;
+		if (n == 0)
+			continue;
+		p = ensure(f, p, llen + 4 * n + 64);
+		if (p == NULL)
+			return NULL;
+		if (!first) {
+			*p++ = '\n';
+			p = put_str(p, later, llen);
+		}
+		first = 0;
+		p = put_colored_text(f, p, rec, s, n, 0);
+	}
+	*p++ = '\n';
+	return p;
+}
+
+/*
  * One line (or several, for text with newlines) of dmesg's output:
  * [decode] [time] text, with dmesg's colours.  An empty text is an empty
  * line with no prefix, and leaves deltas alone, as in dmesg.
@@ -277,13 +369,10 @@ static char *put_fields(struct kmsg_fmt *f, char *p,
 static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 {
 	unsigned flags = f->opts.flags;
-	enum esc_mode mode = (flags & KMSG_FMT_NOESCAPE) ? ESC_NONE : ESC_TEXT;
 	int color = (flags & KMSG_FMT_COLOR) != 0;
-	int ascii = (flags & KMSG_FMT_ASCII) != 0;
 	int timebreak = 0, err = 0;
 	const char *text = rec->text;
-	size_t len = rec->text_len, indent = 0, sub, room;
-	const char *lc;
+	size_t len = rec->text_len, indent = 0, decode_len, room;
 	char *p;
 
 	p = ensure(f, f->buf, PREFIX_MAX);
@@ -302,7 +391,7 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 		p = put_left(p, dmesg_levels[rec->level], 6);
 		p = PUT_LIT(p, ": ");
 	}
-	indent = (size_t)(p - f->buf);
+	indent = decode_len = (size_t)(p - f->buf);
 
 	if (color) {
 		char tb[128];
@@ -323,6 +412,12 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 
 	if (len > (size_t)INT_MAX / 8)
 		return -ENOMEM;
+	if ((flags & KMSG_FMT_FORCE_PREFIX) && memchr(text, '\n', len)) {
+		p = put_prefixed_lines(f, p, rec, decode_len, timebreak);
+		if (p == NULL)
+			return -ENOMEM;
+		goto fields;
+	}
 	/* Counting the newlines is a pass over the text: short text gets
 	 * room for a newline in every byte instead, some KiB at most. */
 	room = 4 * len + 64;
@@ -331,27 +426,7 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	p = ensure(f, p, room);
 	if (p == NULL)
 		return -ENOMEM;
-
-	if (color) {
-		sub = subsys_len(text, len);
-		if (sub) {
-			p = PUT_LIT(p, COLOR_SUBSYS);
-			p = kmsg__put_text(p, text, sub, indent, mode, ascii);
-			p = PUT_LIT(p, COLOR_RESET);
-			text += sub;
-			len -= sub;
-		}
-		lc = rec->level < 8 ? level_colors[rec->level] : NULL;
-		if (lc == NULL && memmem(text, len, "segfault at", 11) != NULL)
-			lc = COLOR_SEGFAULT;
-		if (lc)
-			p = put_cstr(p, lc);
-		p = kmsg__put_text(p, text, len, indent, mode, ascii);
-		if (lc)
-			p = PUT_LIT(p, COLOR_RESET);
-	} else {
-		p = kmsg__put_text(p, text, len, indent, mode, ascii);
-	}
+	p = put_colored_text(f, p, rec, text, len, indent);
 	*p++ = '\n';
 
 fields:
@@ -421,7 +496,8 @@ static char *put_hex64(char *p, uint64_t v)
 	return p;
 }
 
-/* prio,seq,ts_usec,flags;text, then " KEY=value" lines and _SEQNUM_ID. */
+/* prio,seq,ts_usec,flags[,caller=T<id>];text, then " KEY=value" lines and
+ * kmsg's own " _KEY=value" lines. */
 static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 {
 	struct kmsg_field fld;
@@ -444,6 +520,10 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	p = put_i64(p, rec->boot_ns / 1000);
 	*p++ = ',';
 	*p++ = (rec->flags & KMSG_FRAGMENT) ? 'c' : '-';
+	if (rec->caller) {
+		p = PUT_LIT(p, ",caller=T");
+		p = put_u64(p, rec->caller);
+	}
 	*p++ = ';';
 	if (len)
 		p = kmsg__put_kmsg_text(p, rec->text, len);
@@ -460,18 +540,33 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	}
 	if (rc < 0)
 		return rc;
-	/* The numbering the sequence number is of (records parsed from
-	 * text have none), under a key no field can have: keys begin with
-	 * a capital letter. */
-	if (!rec->seq_id)
-		return (int)(p - f->buf);
-	p = ensure(f, p, sizeof(" _SEQNUM_ID=") + 17);
+	/* What the kernel's format has no place for, under keys no field
+	 * can have (keys begin with a capital letter), so that the records
+	 * read back (kmsg_parse.c) print as the log: the numbering the
+	 * sequence number is of and the exact times, which records parsed
+	 * from text have none of, the boot id and the pid. */
+	p = ensure(f, p, 5 * 40);
 	if (p == NULL)
 		return -ENOMEM;
-	memcpy(p, " _SEQNUM_ID=", 12);
-	p += 12;
-	p = put_hex64(p, rec->seq_id);
-	*p++ = '\n';
+	if (rec->seq_id) {
+		p = PUT_LIT(p, " _SEQNUM_ID=");
+		p = put_hex64(p, rec->seq_id);
+		p = PUT_LIT(p, "\n _REALTIME_NS=");
+		p = put_i64(p, rec->real_ns);
+		p = PUT_LIT(p, "\n _BOOTTIME_NS=");
+		p = put_i64(p, rec->boot_ns);
+		*p++ = '\n';
+	}
+	if (rec->boot_id) {
+		p = PUT_LIT(p, " _BOOT_ID=");
+		p = put_hex64(p, rec->boot_id);
+		*p++ = '\n';
+	}
+	if (rec->pid) {
+		p = PUT_LIT(p, " _PID=");
+		p = put_u64(p, rec->pid);
+		*p++ = '\n';
+	}
 	return (int)(p - f->buf);
 }
 
@@ -809,7 +904,8 @@ int kmsg_fmt_set_keys(struct kmsg_fmt *f, const char *keys)
 /* The renderer                                                        */
 
 #define FMT_FLAGS (KMSG_FMT_DECODE | KMSG_FMT_SHOWDELTA | KMSG_FMT_COLOR | \
-		   KMSG_FMT_NOESCAPE | KMSG_FMT_FIELDS | KMSG_FMT_ASCII)
+		   KMSG_FMT_NOESCAPE | KMSG_FMT_FIELDS | KMSG_FMT_ASCII | \
+		   KMSG_FMT_FORCE_PREFIX | KMSG_FMT_NO_TAIL_INDENT)
 
 /*
  * A renderer for opts (NULL: the defaults).  Unknown versions, outputs,

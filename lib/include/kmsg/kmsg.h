@@ -571,6 +571,13 @@ enum {
 	KMSG_FMT_ASCII    = 1 << 5, /* short output: every byte >= 0x80 as \xNN,
 	                               for a terminal whose charset is not
 	                               UTF-8 (JSON stays UTF-8) */
+	KMSG_FMT_FORCE_PREFIX = 1 << 6, /* short output: each line of a text
+	                               with newlines gets the prefix (dmesg -p);
+	                               empty lines are left out */
+	KMSG_FMT_NO_TAIL_INDENT = 1 << 7, /* short output: no indent after a
+	                               newline that ends a text, as dmesg
+	                               prints the kernel's records (dmesg -F
+	                               indents it, and so does kmsg without it) */
 };
 
 #define KMSG_FMT_OPTS_VERSION 1
@@ -681,6 +688,47 @@ int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
  * argument, or -errno if a clock cannot be read.
  */
 int kmsg_dmesg_boot_time(int64_t *real_ns);
+
+/*
+ * Reading the /dev/kmsg record format: the kernel's (cat /dev/kmsg), and
+ * what kmsg_fmt_record() writes for KMSG_OUT_KMSG, whose " _KEY=VALUE"
+ * lines (_SEQNUM_ID, _REALTIME_NS, _BOOTTIME_NS, _BOOT_ID, _PID) give
+ * back what a record of a log has beyond the kernel's format, so that
+ * those records read back print as the log does.  A record is a header
+ * line "PRIO,SEQ,USEC,FLAGS[,caller=T<id>][,...];TEXT" and the " KEY=VALUE"
+ * lines after it, \xHH escapes undone.  A record without _REALTIME_NS
+ * (the kernel's) is at boot_real_ns plus its time since boot, as dmesg -K
+ * dates it (kmsg_dmesg_boot_time()).
+ */
+struct kmsg_devkmsg;
+
+/* A parser; 0, -ENOMEM or KMSG_EINVAL.  Free it with kmsg_devkmsg_free(). */
+int kmsg_devkmsg_new(struct kmsg_devkmsg **out, int64_t boot_real_ns);
+void kmsg_devkmsg_free(struct kmsg_devkmsg *p);
+
+/*
+ * Feeds one line (len bytes, its newline optional; an empty line is
+ * passed over).  A record is complete when the line after it comes, so
+ * the call returns 1 and fills *rec with the record this line ended, 0
+ * when it ended none, or -ENOMEM or KMSG_EINVAL.  *rec points into the
+ * parser and stays valid until the call after the next one.  A line that
+ * is not of the format is skipped, and with a header the field lines
+ * after it: kmsg_devkmsg_skipped() then says why.  Memory stays bounded
+ * by the longest line and 1 MiB of fields per record (a field past that
+ * is skipped).
+ */
+int kmsg_devkmsg_feed(struct kmsg_record *rec, struct kmsg_devkmsg *p,
+		      const char *line, size_t len);
+
+/* At the end of the input: 1 and the last record in *rec, or 0. */
+int kmsg_devkmsg_end(struct kmsg_record *rec, struct kmsg_devkmsg *p);
+
+/*
+ * Why the line given to the last kmsg_devkmsg_feed() was skipped, in
+ * words ("no priority (0 to 191) where a record begins"), or NULL if it
+ * was not.  A static string.
+ */
+const char *kmsg_devkmsg_skipped(const struct kmsg_devkmsg *p);
 
 /* ------------------------------------------------------------------ */
 /* Dumps: compressed snapshots readable offline                        */
