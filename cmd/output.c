@@ -38,7 +38,7 @@ enum {
 	OPT_RAW, OPT_DECODE, OPT_JSON, OPT_OUTPUT, OPT_NOESCAPE, OPT_FIELDS,
 	OPT_COLOR, OPT_HUMAN, OPT_NOPAGER, OPT_LEVEL, OPT_FACILITY,
 	OPT_KERNEL, OPT_USER, OPT_SINCE, OPT_UNTIL, OPT_MATCH, OPT_QUIET,
-	OPT_OUTPUT_FIELDS,
+	OPT_OUTPUT_FIELDS, OPT_FORCE_PREFIX,
 };
 
 enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
@@ -46,7 +46,7 @@ enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 /* What the options asked for, as the callback saw them, in order. */
 static struct {
 	int time;            /* enum kmsg_time_format */
-	int delta, raw, decode, noescape, fields, human, nopager, quiet;
+	int delta, raw, decode, noescape, fields, human, nopager, quiet, force_prefix;
 	enum kmsg_output output;
 	enum color_mode color;
 	int color_given;
@@ -232,6 +232,9 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 	case OPT_FIELDS:
 		args.fields = 1;
 		break;
+	case OPT_FORCE_PREFIX:
+		args.force_prefix = 1;
+		break;
 	case OPT_COLOR:
 		args.color_given = 1;
 		args.conflict = "--color";
@@ -321,6 +324,9 @@ const struct poptOption output_options[] = {
 	  "KEY,..." },
 	{ "noescape", '\0', POPT_ARG_NONE, NULL, OPT_NOESCAPE,
 	  "print unprintable bytes as they are (unsafe on a terminal)", NULL },
+	{ "force-prefix", 'p', POPT_ARG_NONE, NULL, OPT_FORCE_PREFIX,
+	  "the time and decoding on each line of a message of several lines",
+	  NULL },
 	{ "fields", '\0', POPT_ARG_NONE, NULL, OPT_FIELDS,
 	  "show each record's KEY=value fields under its line", NULL },
 	{ "color", 'L', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, NULL, OPT_COLOR,
@@ -944,6 +950,8 @@ int out_setup(struct output *o, const char *cmd, int follow)
 		}
 		if (args.fields)
 			fo.flags |= KMSG_FMT_FIELDS;
+		if (args.force_prefix)
+			fo.flags |= KMSG_FMT_FORCE_PREFIX;
 		if (!args.noescape && !utf8_locale())
 			fo.flags |= KMSG_FMT_ASCII;
 		/* -r lines are dmesg -r's, which has no colours */
@@ -998,6 +1006,29 @@ int out_setup(struct output *o, const char *cmd, int follow)
 		return EXIT_FAIL;
 	}
 	return 0;
+}
+
+/* A new renderer for o->fo in place of o->fmt (the short output's: the
+ * JSON keys are not carried over).  0 or a negative code. */
+static int fmt_renew(struct output *o)
+{
+	struct kmsg_fmt *f;
+	int rc = kmsg_fmt_new(&f, &o->fo);
+
+	if (rc < 0)
+		return rc;
+	kmsg_fmt_free(o->fmt);
+	o->fmt = f;
+	return 0;
+}
+
+int out_set_flag(struct output *o, unsigned flag)
+{
+	/* the other outputs ignore such flags, and keep their keys */
+	if (o->fo.output != KMSG_OUT_SHORT)
+		return 0;
+	o->fo.flags |= flag;
+	return fmt_renew(o);
 }
 
 static void pager_end(struct output *o);
@@ -1119,7 +1150,6 @@ static int out_put(struct output *o, const char *p, size_t n)
  */
 static int new_boot(struct output *o, const struct kmsg_record *rec)
 {
-	struct kmsg_fmt *f;
 	char line[64];
 	int rc;
 
@@ -1130,12 +1160,7 @@ static int new_boot(struct output *o, const struct kmsg_record *rec)
 		if (rc < 0)
 			return rc;
 	}
-	rc = kmsg_fmt_new(&f, &o->fo);
-	if (rc < 0)
-		return rc;
-	kmsg_fmt_free(o->fmt);
-	o->fmt = f;
-	return 0;
+	return fmt_renew(o);
 }
 
 int out_record(struct output *o, const struct kmsg_record *rec)

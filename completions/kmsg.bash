@@ -18,7 +18,7 @@ _kmsg_levels='emerg alert crit err warn notice info debug'
 # The format and filter options read and follow share (cmd/output.c).
 _kmsg_output_opts='-T --ctime -e --reltime -d --show-delta -t --notime
 	--time-format -r --raw -x --decode -J --json -o --output --output-fields
-	--noescape
+	--noescape -p --force-prefix
 	--fields -L --color -H --human -l --level -f --facility
 	-k --kernel -u --userspace --since --until --match -q --quiet'
 # The text and writer filters read and follow share (cmd/grep.c).
@@ -108,7 +108,7 @@ _kmsg()
 		opts='-p --priority -t --tag -i --id -f --input -e --skip-empty
 			-s --stderr --prio-prefix --field --split -F --file --log-size
 			--max-text --sync --no-newline --cont --caller' ;;
-	read)   opts="-F --file -c --read-clear -C --clear -b --boot --list-boots
+	read)   opts="-F --file -K --kmsg-file -c --read-clear -C --clear -b --boot --list-boots
 			-n --lines --reverse $_kmsg_output_opts -P --nopager
 			$_kmsg_grep_opts" ;;
 	follow) opts="-F --file -n --lines --fail-missing $_kmsg_output_opts
@@ -124,7 +124,7 @@ _kmsg()
 
 	# The argument of the option before, if it takes one.
 	case $cmd:$prev in
-	*:-F | *:--file | emit:-f | emit:--input | dump:-o | dump:--output)
+	*:-F | *:--file | read:-K | read:--kmsg-file | emit:-f | emit:--input | dump:-o | dump:--output)
 		_kmsg_files
 		return ;;
 	emit:-p | emit:--priority)
