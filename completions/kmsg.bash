@@ -18,7 +18,7 @@ _kmsg_levels='emerg alert crit err warn notice info debug'
 # The format and filter options read and follow share (cmd/output.c).
 _kmsg_output_opts='-T --ctime -e --reltime -d --show-delta -t --notime
 	--time-format -r --raw -x --decode -J --json -o --output --output-fields
-	--noescape -p --force-prefix
+	--noescape -p --force-prefix --utc
 	--fields -L --color -H --human -l --level -f --facility
 	-k --kernel -u --userspace --since --until --match -q --quiet'
 # The text and writer filters read and follow share (cmd/grep.c).
@@ -139,7 +139,8 @@ _kmsg()
 		_kmsg_words delta reltime ctime notime iso raw
 		return ;;
 	read:-o | read:--output | follow:-o | follow:--output)
-		_kmsg_words short raw json json-pretty json-seq kmsg
+		_kmsg_words short raw json json-pretty json-seq kmsg short-iso \
+			short-iso-precise short-precise short-monotonic short-unix cat
 		return ;;
 	read:--output-fields | follow:--output-fields)
 		# the members; field keys are the user's

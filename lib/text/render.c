@@ -157,6 +157,7 @@ static char *put_time_prefix(struct kmsg_fmt *f, char *p,
 	int64_t us = rec->boot_ns / 1000;
 	int64_t sec, frac, delta;
 	const struct tm *tm;
+	char tb_unix[24];
 
 	switch (f->opts.time) {
 	case KMSG_TIME_MONO:
@@ -219,6 +220,30 @@ static char *put_time_prefix(struct kmsg_fmt *f, char *p,
 		f->last_hour = tm->tm_hour;
 		f->last_yday = tm->tm_yday;
 		f->last_year = tm->tm_year;
+		return p;
+	case KMSG_TIME_SHORT_ISO:
+	case KMSG_TIME_SHORT_ISO_PRECISE:
+	case KMSG_TIME_SHORT_PRECISE:
+		sec = kmsg__floor_div(rec->real_ns, 1000000000);
+		frac = (rec->real_ns - sec * 1000000000) / 1000;
+		tm = kmsg__local_tm(&f->tm, sec);
+		if (f->opts.time == KMSG_TIME_SHORT_PRECISE)
+			p = kmsg__put_syslog_time(p, tm, (long)frac);
+		else
+			p = kmsg__put_iso_short(p, tm, f->opts.time == KMSG_TIME_SHORT_ISO ?
+						-1 : (long)frac);
+		*p++ = ' ';
+		return p;
+	case KMSG_TIME_SHORT_UNIX:
+		/* journalctl's "%10llu.%06llu" */
+		sec = kmsg__floor_div(rec->real_ns, 1000000000);
+		frac = (rec->real_ns - sec * 1000000000) / 1000;
+		p = put_padded(p, tb_unix, (size_t)(put_i64(tb_unix, sec) - tb_unix), 10);
+		*p++ = '.';
+		p = put_2d(p, (unsigned)(frac / 10000));
+		p = put_2d(p, (unsigned)(frac / 100 % 100));
+		p = put_2d(p, (unsigned)(frac % 100));
+		*p++ = ' ';
 		return p;
 	case KMSG_TIME_RAW:
 		/* text that named no priority gets none back */
@@ -905,7 +930,7 @@ int kmsg_fmt_set_keys(struct kmsg_fmt *f, const char *keys)
 
 #define FMT_FLAGS (KMSG_FMT_DECODE | KMSG_FMT_SHOWDELTA | KMSG_FMT_COLOR | \
 		   KMSG_FMT_NOESCAPE | KMSG_FMT_FIELDS | KMSG_FMT_ASCII | \
-		   KMSG_FMT_FORCE_PREFIX | KMSG_FMT_NO_TAIL_INDENT)
+		   KMSG_FMT_FORCE_PREFIX | KMSG_FMT_NO_TAIL_INDENT | KMSG_FMT_UTC)
 
 /*
  * A renderer for opts (NULL: the defaults).  Unknown versions, outputs,
@@ -922,12 +947,13 @@ int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts)
 		opts = &dflt;
 	if (opts->version != KMSG_FMT_OPTS_VERSION ||
 	    (unsigned)opts->output > KMSG_OUT_JSON_SEQ ||
-	    (unsigned)opts->time > KMSG_TIME_RAW || (opts->flags & ~FMT_FLAGS))
+	    (unsigned)opts->time > KMSG_TIME_SHORT_UNIX || (opts->flags & ~FMT_FLAGS))
 		return KMSG_EINVAL;
 	f = calloc(1, sizeof(*f));
 	if (f == NULL)
 		return -ENOMEM;
 	f->opts = *opts;
+	f->tm.utc = (opts->flags & KMSG_FMT_UTC) != 0;
 	f->members = ALL_MEMBERS;
 	f->all_fields = 1;
 	*out = f;

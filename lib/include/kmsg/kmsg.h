@@ -523,6 +523,12 @@ enum kmsg_time_format {
 	KMSG_TIME_NOTIME,  /* nothing (-t) */
 	KMSG_TIME_ISO,     /* 2024-05-12T11:27:01,234567+00:00 */
 	KMSG_TIME_RAW,     /* -r: <N>[%5ld.%06ld] */
+	/* journalctl's short outputs (the line's time, no host; they came
+	 * after KMSG_FMT_OPTS_VERSION 1 and an older library refuses them) */
+	KMSG_TIME_SHORT_ISO,         /* 2024-05-12T11:27:01+02:00 */
+	KMSG_TIME_SHORT_ISO_PRECISE, /* 2024-05-12T11:27:01.234567+02:00 */
+	KMSG_TIME_SHORT_PRECISE,     /* May 12 11:27:01.234567 */
+	KMSG_TIME_SHORT_UNIX,        /* 1715505421.234567 */
 };
 
 enum kmsg_output {
@@ -578,6 +584,8 @@ enum {
 	                               newline that ends a text, as dmesg
 	                               prints the kernel's records (dmesg -F
 	                               indents it, and so does kmsg without it) */
+	KMSG_FMT_UTC      = 1 << 8, /* wall-clock times in UTC, not the local
+	                               time zone (journalctl --utc) */
 };
 
 #define KMSG_FMT_OPTS_VERSION 1
