@@ -8,8 +8,8 @@
  * 0x20, from 0x7f up and '\' written as \xHH.  Keys that begin with '_'
  * are no field (a field's key begins with a capital): they carry what the
  * kernel's format has no place for and -o kmsg writes under them (see
- * render.c) - the numbering's identity, the exact times, the boot id and
- * the pid - so that a log read back from that text prints as the log.
+ * render.c) - the numbering's identity, the exact times, the boot id, the
+ * pid and the caller - so that a log read back from that text prints as the log.
  *
  * A record is complete only when the line after its last field comes,
  * so the parser holds one record back: each line fed may hand out the
@@ -277,6 +277,9 @@ static int field(struct kmsg_devkmsg *p, struct devkmsg_rec *r, const char *s, s
 		else if (!strcmp(key, "_PID") && whole_i64(eq + 1, vlen, &i) == 0 &&
 			 i >= 0 && i <= UINT32_MAX)
 			r->rec.pid = (uint32_t)i;
+		else if (!strcmp(key, "_CALLER") && whole_i64(eq + 1, vlen, &i) == 0 &&
+			 i >= 0 && i <= UINT32_MAX)
+			r->rec.caller = (uint32_t)i;
 		else if (!strcmp(key, "_REALTIME_NS") && whole_i64(eq + 1, vlen, &i) == 0) {
 			r->rec.real_ns = i;
 			r->have_real = 1;

@@ -521,8 +521,8 @@ static char *put_hex64(char *p, uint64_t v)
 	return p;
 }
 
-/* prio,seq,ts_usec,flags[,caller=T<id>];text, then " KEY=value" lines and
- * kmsg's own " _KEY=value" lines. */
+/* prio,seq,ts_usec,flags;text, then " KEY=value" lines and kmsg's own
+ * " _KEY=value" lines. */
 static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 {
 	struct kmsg_field fld;
@@ -545,10 +545,6 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	p = put_i64(p, rec->boot_ns / 1000);
 	*p++ = ',';
 	*p++ = (rec->flags & KMSG_FRAGMENT) ? 'c' : '-';
-	if (rec->caller) {
-		p = PUT_LIT(p, ",caller=T");
-		p = put_u64(p, rec->caller);
-	}
 	*p++ = ';';
 	if (len)
 		p = kmsg__put_kmsg_text(p, rec->text, len);
@@ -569,8 +565,10 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	 * can have (keys begin with a capital letter), so that the records
 	 * read back (kmsg_parse.c) print as the log: the numbering the
 	 * sequence number is of and the exact times, which records parsed
-	 * from text have none of, the boot id and the pid. */
-	p = ensure(f, p, 5 * 40);
+	 * from text have none of, the boot id, the pid and the caller (the
+	 * kernel's "caller=T<id>" in the first line would break the parsers
+	 * of what kmsg wrote before). */
+	p = ensure(f, p, 6 * 40);
 	if (p == NULL)
 		return -ENOMEM;
 	if (rec->seq_id) {
@@ -590,6 +588,11 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	if (rec->pid) {
 		p = PUT_LIT(p, " _PID=");
 		p = put_u64(p, rec->pid);
+		*p++ = '\n';
+	}
+	if (rec->caller) {
+		p = PUT_LIT(p, " _CALLER=");
+		p = put_u64(p, rec->caller);
 		*p++ = '\n';
 	}
 	return (int)(p - f->buf);

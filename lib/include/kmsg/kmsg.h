@@ -700,7 +700,7 @@ int kmsg_dmesg_boot_time(int64_t *real_ns);
 /*
  * Reading the /dev/kmsg record format: the kernel's (cat /dev/kmsg), and
  * what kmsg_fmt_record() writes for KMSG_OUT_KMSG, whose " _KEY=VALUE"
- * lines (_SEQNUM_ID, _REALTIME_NS, _BOOTTIME_NS, _BOOT_ID, _PID) give
+ * lines (_SEQNUM_ID, _REALTIME_NS, _BOOTTIME_NS, _BOOT_ID, _PID, _CALLER) give
  * back what a record of a log has beyond the kernel's format, so that
  * those records read back print as the log does.  A record is a header
  * line "PRIO,SEQ,USEC,FLAGS[,caller=T<id>][,...];TEXT" and the " KEY=VALUE"
