@@ -153,10 +153,16 @@ expect_eq "kmsg: $T/none: No such file or directory" "$(cat "$T/err")"
 expect_status 1 "$KMSG" read -K /dev/zero
 expect_grep "holds only NUL bytes; --kmsg-file takes /dev/kmsg records" "$T/err"
 
-case_ "-p on a log and on dmesg text: each line of a record gets the prefix"
+case_ "-p on a log (read and follow) and on dmesg text: each line gets the prefix"
 "$KMSG" read -F "$L" -p -x -l debug >"$T/got"
 expect_eq "local0:debug : [" "$(sed -n 2p "$T/got" | cut -c1-16)" "the second line's prefix"
 expect_eq 3 "$(grep -c '^local0:debug : \[ *[0-9]*\.[0-9]*\] ' "$T/got")" "lines with the prefix"
+"$KMSG" follow -F "$L" -n all -p -x -l debug >"$T/follow" 2>&1 &
+pid=$!
+wait_for 'third: x' "$T/follow" || fail "follow -p printed nothing"
+kill $pid
+wait $pid 2>/dev/null
+expect_eq "$(cat "$T/got")" "$(cat "$T/follow")" "kmsg follow -p"
 printf '<6>[    1.000000] first\nsecond\n<4>[    2.500000] single\n' >"$T/text"
 expect_eq "$(printf '[    1.000000] first\n[    1.000000] second\n[    2.500000] single')" \
 	"$("$KMSG" read -F "$T/text" -p)"

@@ -719,7 +719,7 @@ void kmsg_devkmsg_free(struct kmsg_devkmsg *p);
  * passed over).  A record is complete when the line after it comes, so
  * the call returns 1 and fills *rec with the record this line ended, 0
  * when it ended none, or -ENOMEM or KMSG_EINVAL.  *rec points into the
- * parser and stays valid until the call after the next one.  A line that
+ * parser and stays valid until the next call.  A line that
  * is not of the format is skipped, and with a header the field lines
  * after it: kmsg_devkmsg_skipped() then says why.  Memory stays bounded
  * by the longest line and 1 MiB of fields per record (a field past that
