@@ -249,6 +249,36 @@ void grep_free(struct grep *g);
 /* ------------------------------------------------------------------ */
 /* Which records read prints (selection.c)                             */
 
+/*
+ * Records kept to be printed newest first (backlog.c): the first 16 MiB
+ * in memory, the rest in an unlinked file in $TMPDIR (or /tmp), so that
+ * --reverse over a log of any size holds a bounded amount of memory.
+ * Zeroed is empty.
+ */
+struct backlog {
+	unsigned char *buf;    /* the entries in memory, or a window on the file */
+	size_t len, cap;
+	uint64_t count;        /* entries not yet taken back */
+	int fd, in_file, reading;
+	uint64_t file_len;     /* bytes in the file */
+	uint64_t win, end;     /* taking back: buf holds [win, win + len) of
+	                          the entries; those from end on are taken */
+	const char *dir;       /* where the file is, for messages */
+	int failed;            /* -errno of the temporary file, if it failed */
+};
+
+/* Keeps a copy of rec; 0, -ENOMEM, or -errno of the file (also in failed). */
+int backlog_add(struct backlog *b, const struct kmsg_record *rec);
+
+/*
+ * Takes back the newest entry not yet taken: 1 and *rec (valid until the
+ * next call), 0 when none is left, or -errno of the file (also in failed).
+ */
+int backlog_pop(struct backlog *b, struct kmsg_record *rec);
+
+/* Frees what b holds and closes (so removes) its file. */
+void backlog_free(struct backlog *b);
+
 /* read's -b, --list-boots, -n and --reverse: sel_setup() takes them. */
 extern const struct poptOption selection_options[];
 
@@ -260,8 +290,7 @@ struct selection {
 	char id_prefix[16];    /* -b ID: lower-case hex digits, no dashes */
 	size_t id_len;
 	uint64_t to;           /* the last number to print */
-	struct kmsg_record *held; /* --reverse: records to print, oldest first */
-	size_t nheld, cap;
+	struct backlog held;   /* --reverse: the records to print */
 };
 
 /*
@@ -297,8 +326,16 @@ int sel_seek(struct selection *sel, struct kmsg_reader *r, struct kmsg_log *log,
  */
 int sel_record(struct selection *sel, struct output *o, const struct kmsg_record *rec);
 
-/* Prints what --reverse kept, newest first, and frees it; 0 or -errno. */
+/*
+ * Prints what --reverse kept, newest first, and frees it; 0 or -errno.
+ * When keeping them failed for want of a temporary file (sel_record() or
+ * sel_end() returned its error), sel_said() says so in the user's terms.
+ */
 int sel_end(struct selection *sel, struct output *o);
+
+/* After a failure of sel_record() or sel_end(): says why if it was the
+ * temporary file of --reverse, and returns 1; else 0, nothing said. */
+int sel_said(const struct selection *sel);
 
 /* Frees what sel holds (after a failure; sel_end() frees it too). */
 void sel_free(struct selection *sel);

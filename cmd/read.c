@@ -329,7 +329,7 @@ static int read_log(struct output *o, struct selection *sel, struct kmsg_log *lo
 		if (rc == 1)
 			break;  /* past the selection */
 		if (rc < 0) {
-			status = out_fail(o, rc);
+			status = sel_said(sel) ? EXIT_FAIL : out_fail(o, rc);
 			goto out;
 		}
 	}
@@ -338,7 +338,7 @@ static int read_log(struct output *o, struct selection *sel, struct kmsg_log *lo
 	if (rc == 0)
 		rc = out_end(o);
 	if (rc < 0) {
-		status = out_fail(o, rc);
+		status = sel_said(sel) ? EXIT_FAIL : out_fail(o, rc);
 		goto out;
 	}
 	if (clear && any) {

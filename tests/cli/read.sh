@@ -239,22 +239,6 @@ expect_file_eq "$T/want" "$T/got"
 # ---------------------------------------------------------------------------
 # What --file refuses, and the bounds on what it reads
 
-# peak_kib CMD...: runs CMD (output to $T/out, $T/err), prints its peak
-# resident memory in KiB, or nothing without GNU time
-peak_kib() {
-	if [ -x /usr/bin/time ]; then
-		/usr/bin/time -f %M -o "$T/peak" "$@" >"$T/out" 2>"$T/err"
-		tail -1 "$T/peak"
-	else
-		"$@" >"$T/out" 2>"$T/err"
-	fi
-}
-# small_enough KIB LIMIT: KIB (from peak_kib) is below LIMIT KiB
-small_enough() {
-	if [ -z "$1" ]; then ok; elif [ "$1" -lt "$2" ]; then ok; else
-		fail "peak memory $1 KiB, over $2 KiB"; fi
-}
-
 case_ "/dev/zero is refused at once, in bounded memory"
 start=$(date +%s%N)
 kib=$(peak_kib timeout 10 "$KMSG" read -F /dev/zero)
