@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "colors.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -873,8 +874,12 @@ int parse_when(int64_t *ns, const char *s)
 /* ------------------------------------------------------------------ */
 /* Setting up                                                          */
 
-/* Colour for the short output: --color, else a terminal that wants it. */
-static int want_color(void)
+/*
+ * Colour for the short output: --color, else a terminal that wants it and
+ * has not been told otherwise in terminal-colors.d (tc: scanned here when
+ * it decides).
+ */
+static int want_color(struct term_colors *tc)
 {
 	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
 
@@ -890,7 +895,33 @@ static int want_color(void)
 		return 0;
 	if (!term || !*term || !strcmp(term, "dumb"))
 		return 0;
-	return isatty(STDOUT_FILENO);
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	/* dmesg's rule: the files decide only when no option asked for
+	 * colour (-L, --color=auto and -H did) */
+	if (args.color_given || args.human)
+		return 1;
+	tc_scan(tc);
+	return !tc_disabled(tc);
+}
+
+/*
+ * Sets o's colours from the terminal-colors.d scheme for kmsg: o keeps
+ * the sequences for every renderer it makes.  0 or EXIT_FAIL (out of
+ * memory, said).
+ */
+static int scheme_colors(struct output *o, struct term_colors *tc)
+{
+	tc_scan(tc);
+	if (tc_read_scheme(tc) < 0) {
+		cli_error(NULL, "out of memory");
+		return EXIT_FAIL;
+	}
+	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
+		o->colors[i] = tc->seq[i];
+		tc->seq[i] = NULL;
+	}
+	return 0;
 }
 
 /*
@@ -910,10 +941,11 @@ static int utf8_locale(void)
 int out_setup(struct output *o, const char *cmd, int follow)
 {
 	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
+	struct term_colors tc = { 0 };
 	int json_records = args.output == KMSG_OUT_JSON_LINE ||
 			   args.output == KMSG_OUT_JSON_PRETTY ||
 			   args.output == KMSG_OUT_JSON_SEQ;
-	int rc;
+	int rc = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->saved_out = o->saved_err = -1;
@@ -947,8 +979,15 @@ int out_setup(struct output *o, const char *cmd, int follow)
 		if (!args.noescape && !utf8_locale())
 			fo.flags |= KMSG_FMT_ASCII;
 		/* -r lines are dmesg -r's, which has no colours */
-		if (!args.raw && want_color())
+		if (!args.raw && want_color(&tc)) {
 			fo.flags |= KMSG_FMT_COLOR;
+			rc = scheme_colors(o, &tc);
+			for (int i = 0; i < KMSG_COLOR_COUNT; i++)
+				fo.colors[i] = o->colors[i];
+		}
+		tc_free(&tc);
+		if (rc != 0)
+			return rc;
 		o->pager = args.human && !args.nopager && !follow;
 	}
 	o->fo = fo;
@@ -1009,6 +1048,10 @@ void out_free(struct output *o)
 	o->fmt = NULL;
 	kmsg_fmt_free(o->verbatim);
 	o->verbatim = NULL;
+	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
+		free(o->colors[i]);
+		o->colors[i] = NULL;
+	}
 	free(o->buf);
 	o->buf = NULL;
 	grep_free(o->grep);

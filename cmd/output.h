@@ -106,6 +106,7 @@ struct output {
 	struct kmsg_fmt_opts fo;
 	struct kmsg_fmt *fmt;
 	struct kmsg_fmt *verbatim; /* for out_verbatim() */
+	char *colors[KMSG_COLOR_COUNT]; /* a scheme's, fo.colors points at them */
 
 	/* the filter; all bits set when not filtering on it */
 	uint32_t levels;      /* bit n: level n passes */

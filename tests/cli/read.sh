@@ -5,13 +5,7 @@
 # read-clear, gaps and errors are checked against what a user would see.
 . "$(dirname "$0")/lib.sh.inc"
 
-DMESG=/usr/bin/dmesg
-have_dmesg=0
-if [ -x "$DMESG" ] && "$DMESG" --version 2>/dev/null | grep -q ' 2\.38'; then
-	have_dmesg=1
-else
-	echo "read: no util-linux 2.38 dmesg at $DMESG: skipping the byte comparisons" >&2
-fi
+find_dmesg
 
 # same_as_dmesg FILE TZ ARGS...: kmsg read -F FILE ARGS prints exactly what
 # dmesg -F FILE ARGS prints.  Both compute the boot time in whole seconds

@@ -573,19 +573,50 @@ enum {
 	                               UTF-8 (JSON stays UTF-8) */
 };
 
-#define KMSG_FMT_OPTS_VERSION 1
+/*
+ * The parts of the short output KMSG_FMT_COLOR colours, by dmesg's names
+ * for them in terminal-colors.d(5) scheme files: the time, the time of
+ * -H's first line of a minute or after a pause ("timebreak"), the
+ * subsystem prefix ("usb 1-1: "), the text of an alert, crit, err or warn
+ * record, and a "segfault at" in a record of another level.  A record of
+ * level emerg, notice, info or debug has no colour, as in dmesg.
+ */
+enum kmsg_color {
+	KMSG_COLOR_SUBSYS, KMSG_COLOR_TIME, KMSG_COLOR_TIMEBREAK,
+	KMSG_COLOR_ALERT, KMSG_COLOR_CRIT, KMSG_COLOR_ERR, KMSG_COLOR_WARN,
+	KMSG_COLOR_SEGFAULT,
+	KMSG_COLOR_COUNT
+};
+
+/* The longest sequence kmsg_fmt_opts.colors may hold, NUL not counted. */
+#define KMSG_FMT_COLOR_MAX 256
+
+/*
+ * Version 2 added colors; a program built with version 1's struct (without
+ * it) still passes version 1 and gets dmesg's colours.
+ */
+#define KMSG_FMT_OPTS_VERSION 2
 struct kmsg_fmt_opts {
 	unsigned version;              /* KMSG_FMT_OPTS_VERSION */
 	enum kmsg_output output;
 	enum kmsg_time_format time;
 	unsigned flags;                /* KMSG_FMT_* */
+	/* since version 2: the sequence that starts each part's colour
+	 * (indexed by enum kmsg_color; "\033[0m" ends it); NULL for dmesg's
+	 * own, "" for none.  kmsg_fmt_new() copies them. */
+	const char *colors[KMSG_COLOR_COUNT];
 };
 #define KMSG_FMT_OPTS_INIT \
-	{ KMSG_FMT_OPTS_VERSION, KMSG_OUT_SHORT, KMSG_TIME_MONO, 0 }
+	{ KMSG_FMT_OPTS_VERSION, KMSG_OUT_SHORT, KMSG_TIME_MONO, 0, { NULL } }
 
 struct kmsg_fmt;
 
-/* A renderer; it keeps the state deltas and reltime need between records. */
+/*
+ * A renderer; it keeps the state deltas and reltime need between records.
+ * opts NULL: the defaults.  Returns 0, -ENOMEM, or KMSG_EINVAL for an
+ * unknown version, output, time format or flag, or a colour sequence
+ * longer than KMSG_FMT_COLOR_MAX.
+ */
 int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts);
 void kmsg_fmt_free(struct kmsg_fmt *f);
 
