@@ -473,6 +473,9 @@ uint64_t kmsg_reader_position(const struct kmsg_reader *r);
  * timeout_ms passes (-1: no limit).  Returns 1 when there is something to
  * read, 0 on timeout, -EINTR if a signal arrived.  Writers wake waiters
  * through a futex in the shared mapping, so the wake-up takes microseconds.
+ * On a log cut short under the mapping (kmsg_log_file_changed() says
+ * KMSG_FILE_RESIZED) no writer can wake it: it then looks every 100 ms
+ * instead of sleeping, and the caller should open the log again.
  */
 int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms);
 
