@@ -460,7 +460,13 @@ static int check_path(struct output *o, int *read_err, int change)
 	if (!change) {
 		if (now < fl.next_check_ns)
 			return 0;
-		fl.next_check_ns = watch.active ? INT64_MAX : now + (int64_t)CHECK_MS * 1000000;
+		/* A log opened cut short is looked at every CHECK_MS even
+		 * with inotify: its wake word lies past the file's end, where
+		 * no writer's wake reaches, so an event the watcher missed
+		 * (while its watch was being set again, or late under load)
+		 * would leave it asleep for good. */
+		fl.next_check_ns = watch.active && !fl.cut_short ? INT64_MAX
+					: now + (int64_t)CHECK_MS * 1000000;
 		change = kmsg_log_file_changed(fl.log, fl.path);
 	}
 	if (change <= KMSG_FILE_SAME)
