@@ -195,6 +195,24 @@ expect_eq 0 $? "follow's status"
 printf '%s\n' "net[200]: link down" "net[200]: link up" "an error" "net again" >"$T/want"
 expect_file_eq "$T/want" "$T/f.out"
 
+case_ "matches across boots: _BOOT_ID and boot_id by what -o json and --list-boots show"
+BOOTS=${KMSG_BOOTS:-$(dirname "$KMSG")/kmsg-boots}
+M=$T/boots
+A=aaaa000011112222 B=aaab000011112222
+C=$(tr -d '-' </proc/sys/kernel/random/boot_id | cut -c1-16)
+"$BOOTS" "$M" $A 1700000000 3 && "$BOOTS" "$M" $B 1700100000 2 &&
+	"$KMSG" emit -F "$M" "this boot" || fail "writing the boots failed"
+expect_eq "$A|$B|$C" "$("$KMSG" read -F "$M" --list-values boot_id | paste -sd'|')" \
+	"--list-values boot_id"
+expect_eq "boot $B record 0|boot $B record 1|this boot" \
+	"$("$KMSG" read -F "$M" -q -t _BOOT_ID=$B + boot_id=$C | paste -sd'|')" "two boots"
+expect_eq "boot $A record 2" "$("$KMSG" read -F "$M" -t -b 1 -n 1 _BOOT_ID=$A | paste -sd'|')" \
+	"with -b and -n"
+expect_eq "" "$("$KMSG" read -F "$M" -t -b 1 _BOOT_ID=$B)" "with -b of another boot"
+expect_eq "$("$KMSG" read -F "$M" -q -t -b 0)" \
+	"$("$KMSG" read -F "$M" -q -t "_BOOT_ID=$(cat /proc/sys/kernel/random/boot_id)")" \
+	"the whole boot_id is this boot"
+
 case_ "--list-values over more values than its table holds: every value, memory bounded"
 # 40,000 texts of 1000 bytes, 40 MB of distinct values: past the table's
 # 16 MiB it is emptied, said once, and values may come again
