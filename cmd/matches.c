@@ -112,6 +112,7 @@ struct values {
 
 /* --list-values, as the callback saw it: a copy (popt reuses its own). */
 static char *list_key;
+static int list_nomem;
 
 static void on_option(poptContext con, enum poptCallbackReason reason,
 		      const struct poptOption *opt, const char *arg, const void *data)
@@ -123,6 +124,7 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 		return;
 	free(list_key);
 	list_key = strdup(arg);
+	list_nomem = list_key == NULL;
 }
 
 const struct poptOption match_options[] = {
@@ -527,6 +529,10 @@ int values_setup(struct values **out, const char *cmd)
 	int k;
 
 	*out = NULL;
+	if (list_nomem) {
+		cli_error(NULL, "out of memory");
+		return EXIT_FAIL;
+	}
 	if (list_key == NULL)
 		return 0;
 	k = check_key("--list-values", list_key, strlen(list_key), cmd);
