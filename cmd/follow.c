@@ -656,14 +656,18 @@ int cmd_follow(int argc, const char **argv)
 	static uint64_t n;
 	int rc, kind;
 
+	const char *const *words;
+
+	match_protect_args(argc, argv, follow_options);
 	con = poptGetContext("kmsg follow", argc, argv, follow_options, 0);
+	poptSetOtherOptionHelp(con, "[OPTION...] [KEY=value...]");
 	o.saved_out = o.saved_err = -1;
 	memset(&fl, 0, sizeof(fl));
 	n = DEFAULT_LINES;
 	all = 0;
 	status = EXIT_FAIL;
 	setup = 0;
-	status = cli_parse_options(con, "follow");
+	status = cli_parse_args(con, "follow", &words);
 	if (status != 0)
 		goto out;
 	status = EXIT_FAIL;
@@ -675,7 +679,7 @@ int cmd_follow(int argc, const char **argv)
 	status = cli_need_stdout();
 	if (status != 0)
 		goto out;
-	status = out_setup(&o, "follow", 1);
+	status = out_setup(&o, "follow", 1, words);
 	setup = 1;
 	if (status != 0)
 		goto out;

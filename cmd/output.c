@@ -938,7 +938,7 @@ static int utf8_locale(void)
 	return utf8;
 }
 
-int out_setup(struct output *o, const char *cmd, int follow)
+int out_setup(struct output *o, const char *cmd, int follow, const char *const *words)
 {
 	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
 	struct term_colors tc = { 0 };
@@ -1021,14 +1021,20 @@ int out_setup(struct output *o, const char *cmd, int follow)
 	o->since_ns = args.since;
 	o->have_until = args.have_until;
 	o->until_ns = args.until;
-	o->match = args.match;
-	o->nmatch = args.nmatch;
 	o->prio_filter = args.flt_lev || args.flt_fac;
 	rc = grep_setup(&o->grep, cmd);
+	if (rc == 0)
+		rc = match_parse(&o->matches, words, (const char *const *)args.match,
+				 args.nmatch, cmd);
+	if (rc == 0)
+		rc = values_setup(&o->values, cmd);
 	if (rc != 0)
 		return rc;
+	if (o->values && args.output != KMSG_OUT_SHORT)
+		return cli_usage_error(cmd, "--list-values", "prints one value a line: "
+				       "not with -J or -o json, json-pretty, json-seq, kmsg");
 	o->filtering = o->prio_filter || o->have_since || o->have_until ||
-		       o->nmatch || o->grep;
+		       o->matches || o->grep;
 
 	o->cap = OUT_BUF_SIZE;
 	o->buf = malloc(o->cap);
@@ -1056,34 +1062,19 @@ void out_free(struct output *o)
 	o->buf = NULL;
 	grep_free(o->grep);
 	o->grep = NULL;
+	match_free(o->matches);
+	o->matches = NULL;
+	values_free(o->values);
+	o->values = NULL;
 	for (size_t i = 0; i < args.nmatch; i++)
 		free(args.match[i]);
 	free(args.match);
 	args.match = NULL;
 	args.nmatch = 0;
-	o->match = NULL;
-	o->nmatch = 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* Filtering and writing                                               */
-
-/* 1 if rec has a field KEY=VALUE as m ("KEY=VALUE") gives it. */
-static int has_field(const struct kmsg_record *rec, const char *m)
-{
-	const char *eq = strchr(m, '=');
-	size_t klen = (size_t)(eq - m), vlen = strlen(eq + 1);
-	struct kmsg_field f;
-	size_t pos = 0;
-
-	while (kmsg_field_next(&f, rec, &pos) == 1) {
-		if (f.key_len == klen && f.value_len == vlen &&
-		    memcmp(f.key, m, klen) == 0 &&
-		    memcmp(f.value, eq + 1, vlen) == 0)
-			return 1;
-	}
-	return 0;
-}
 
 int out_match(const struct output *o, const struct kmsg_record *rec)
 {
@@ -1101,10 +1092,8 @@ int out_match(const struct output *o, const struct kmsg_record *rec)
 		return 0;
 	if (o->have_until && rec->real_ns > o->until_ns)
 		return 0;
-	for (size_t i = 0; i < o->nmatch; i++) {
-		if (!has_field(rec, o->match[i]))
-			return 0;
-	}
+	if (o->matches && !match_test(o->matches, rec))
+		return 0;
 	return o->grep == NULL || grep_match(o->grep, rec);
 }
 
@@ -1188,6 +1177,8 @@ int out_record(struct output *o, const struct kmsg_record *rec)
 
 	if (!out_match(o, rec))
 		return 0;
+	if (o->values)
+		return values_add(o->values, o, rec);
 	if (o->fo.output == KMSG_OUT_SHORT && o->have_boot && rec->boot_id != o->last_boot &&
 	    (n = new_boot(o, rec)) < 0)
 		return n;
