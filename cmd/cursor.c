@@ -4,11 +4,14 @@
  *
  * A cursor names a log and a place in it, as text a script can keep:
  *
- *   r=RING;s=IDENTITY;i=SEQ
+ *   r=RING;s=IDENTITY;i=SEQ[;t=TIME]
  *
  * RING is the log's ring id (32 hex digits, kmsg stat's "ring id"),
  * IDENTITY the numbering's identity the number is of (16 hex digits), SEQ
- * the sequence number (decimal) of the last record read.  A dump keeps
+ * the sequence number (decimal) of the last record read, and TIME its
+ * wall-clock time in nanoseconds, when the cursor knows it (not for a line
+ * joined from parts, whose time is its first part's): it tells the record
+ * where the identities cannot (renewed too often since, a copy put back).  A dump keeps
  * its log's ring id and identities, so a cursor of a log reads its dumps
  * and the other way round.  Where the number is in the log now is
  * libkmsg's kmsg_log_position_resolve(): the numbering may have been
@@ -105,10 +108,32 @@ static size_t part_len(const char *s)
  * (pos->next is the number it names, not the one after).  Returns NULL,
  * or what is wrong with it, in words (static).
  */
+static const char *parse_decimal(uint64_t *out, const char *p, size_t n, const char *key,
+				 const char *what)
+{
+	static char why[80];
+	uint64_t v = 0;
+
+	snprintf(why, sizeof(why), "%s takes %s: decimal digits", key, what);
+	if (n == 0)
+		return why;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return why;
+		if (v > (UINT64_MAX - 9) / 10) {
+			snprintf(why, sizeof(why), "%s is out of range", key);
+			return why;
+		}
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	*out = v;
+	return NULL;
+}
+
 static const char *parse_cursor(struct kmsg_position *pos, const char *s, size_t len)
 {
 	static char why[160];
-	const char *end = s + len, *p = s;
+	const char *end = s + len, *p = s, *why2;
 	uint8_t id[8];
 	size_t n;
 	uint64_t v = 0;
@@ -135,21 +160,26 @@ static const char *parse_cursor(struct kmsg_position *pos, const char *s, size_t
 		return "no ';i=' (the sequence number) after the identity";
 	p += 3;
 	n = part_len(p);
-	if (n == 0 || p + n != end) {
-		if (n == 0)
-			return "i= takes a sequence number: decimal digits";
-		snprintf(why, sizeof(why), "'%.*s' after the sequence number, where it "
-			 "should end", (int)(end - p - n > 40 ? 40 : end - p - n), p + n);
+	if ((why2 = parse_decimal(&pos->next, p, n, "i=", "a sequence number")))
+		return why2;
+	p += n;
+	pos->last_real_ns = 0;
+	if (p + 3 <= end && memcmp(p, ";t=", 3) == 0) {
+		p += 3;
+		n = part_len(p);
+		if ((why2 = parse_decimal(&v, p, n, "t=", "the record's time in ns")))
+			return why2;
+		if (v == 0 || v > INT64_MAX)
+			return "t= is out of range";
+		pos->last_real_ns = (int64_t)v;
+		p += n;
+	}
+	if (p != end) {
+		snprintf(why, sizeof(why), "'%.*s' after the %s, where it should end",
+			 (int)(end - p > 40 ? 40 : end - p), p,
+			 pos->last_real_ns ? "time" : "sequence number");
 		return why;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return "i= takes a sequence number: decimal digits";
-		if (v > (UINT64_MAX - 9) / 10)
-			return "i= is out of range";
-		v = v * 10 + (uint64_t)(p[i] - '0');
-	}
-	pos->next = v;
 	return NULL;
 }
 
@@ -159,8 +189,11 @@ static void format_cursor(char *buf, size_t size, const struct kmsg_position *po
 	char ring[33];
 
 	cli_ring_hex(ring, pos->ring_id);
-	snprintf(buf, size, "r=%s;s=%016llx;i=%llu", ring,
-		 (unsigned long long)pos->seq_id, (unsigned long long)(pos->next - 1));
+	int n = snprintf(buf, size, "r=%s;s=%016llx;i=%llu", ring,
+			 (unsigned long long)pos->seq_id, (unsigned long long)(pos->next - 1));
+
+	if (pos->last_real_ns > 0 && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ";t=%lld", (long long)pos->last_real_ns);
 }
 
 /*
@@ -220,7 +253,7 @@ int cur_setup(struct cursor *c, const char *cmd)
 		why = parse_cursor(&c->start, text, strlen(text));
 		if (why)
 			return cli_usage_error(cmd, given.at ? "--cursor" : "--after-cursor",
-					       "'%s': %s (a cursor reads r=RING;s=ID;i=SEQ, "
+					       "'%s': %s (a cursor reads r=RING;s=ID;i=SEQ[;t=TIME], "
 					       "as --show-cursor prints it)", text, why);
 		c->given = 1;
 		c->at = given.at != NULL;
@@ -251,12 +284,16 @@ int cur_start(struct cursor *c, uint64_t *start, struct kmsg_log *log, const cha
 	if (!c->given)
 		return 0;
 	rc = kmsg_log_stat(&st, log);
-	/* the cursor names a record: --cursor starts at it, the others
-	 * after it; the library takes the first number not read */
-	if (!c->at)
-		pos.next = pos.next == UINT64_MAX ? pos.next : pos.next + 1;
+	/* the cursor names a record, which the library takes as read:
+	 * --cursor starts at it, the others after it */
+	if (pos.next == UINT64_MAX)
+		pos.last_real_ns = 0;
+	else
+		pos.next++;
 	if (rc == 0)
 		rc = kmsg_log_position_resolve(start, log, &pos);
+	if (rc == KMSG_POSITION_SAME && c->at)
+		*start = c->start.next;
 	if (rc == KMSG_EOTHERLOG) {
 		char mine[33], theirs[33];
 
@@ -273,12 +310,12 @@ int cur_start(struct cursor *c, uint64_t *start, struct kmsg_log *log, const cha
 		return EXIT_FAIL;
 	}
 	if (rc == KMSG_POSITION_RENUMBERED) {
-		if (pos.seq_id != st.prev_seq_id && pos.seq_id != st.prev2_seq_id)
-			cli_error(path, "the cursor's numbering (s=%016llx) is no longer this "
-				  "log's: it was renewed more than twice since (once each "
-				  "boot, and when a damaged log is rebuilt), or the log was "
-				  "restored from a copy; going on at the oldest record, %llu, "
-				  "so records may be printed again",
+		if (*start == st.first_seq)
+			cli_error(path, "the cursor's record is not under its number any more, "
+				  "or nothing tells where it is (its numbering s=%016llx renewed "
+				  "more than twice since, once each boot; numbers handed out "
+				  "again; the log put back from an older copy): going on at the "
+				  "oldest record, %llu, so records may be printed again",
 				  (unsigned long long)pos.seq_id, (unsigned long long)*start);
 		else
 			cli_error(path, "numbers from %llu on were handed out again since the "
@@ -287,12 +324,11 @@ int cur_start(struct cursor *c, uint64_t *start, struct kmsg_log *log, const cha
 				  "at %llu, the first one not certainly read, so records may "
 				  "be printed again", (unsigned long long)*start,
 				  (unsigned long long)*start);
-		pos.seq_id = st.seq_id;
 	}
-	/* until a record is read, the position is where reading starts */
-	memcpy(&c->now, &pos, sizeof(pos));
-	c->now.next = *start;
-	c->have = *start > 0;
+	/* until a record is read, the cursor is the one given */
+	c->now = c->start;
+	c->now.next = c->start.next + 1;
+	c->have = 1;
 	return 0;
 }
 

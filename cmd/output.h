@@ -377,6 +377,9 @@ static inline void cur_note(struct cursor *c, const struct kmsg_record *rec, uin
 	memcpy(c->now.ring_id, c->ring_id, sizeof(c->ring_id));
 	c->now.seq_id = rec->seq_id;
 	c->now.next = next;
+	/* the time tells the record only if it is record next - 1's */
+	c->now.last_real_ns = rec->seq + 1 == next && !(rec->flags & KMSG_GAP) &&
+			      rec->real_ns > 0 ? rec->real_ns : 0;
 	c->have = c->moved = 1;
 }
 

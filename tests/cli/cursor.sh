@@ -8,10 +8,14 @@
 . "$(dirname "$0")/lib.sh.inc"
 
 BOOTS=${KMSG_BOOTS:-$(dirname "$KMSG")/kmsg-boots}
-CUR='^r=[0-9a-f]\{32\};s=[0-9a-f]\{16\};i=[0-9]\+$'
+CUR='^r=[0-9a-f]\{32\};s=[0-9a-f]\{16\};i=[0-9]\+\(;t=[1-9][0-9]*\)\?$'
 
 # cursor_of FILE: the cursor of FILE's "-- cursor: " line
 cursor_of() { sed -n 's/^-- cursor: //p' "$1"; }
+# untimed: stdin without the cursors' ";t=TIME" (the records' times vary)
+untimed() { sed 's/;t=[0-9]*//'; }
+# joined FILE: its lines joined by '|', cursors untimed
+joined() { untimed <"$1" | paste -sd'|'; }
 
 case_ "--show-cursor: the last line names the log, its numbering and the last record"
 for m in one two three four; do "$KMSG" emit "$m"; done
@@ -21,7 +25,11 @@ c=$(cursor_of "$T/out")
 expect_eq 1 "$(grep -c "$CUR" <<<"$c")" "cursor form [$c]"
 ring=$("$KMSG" stat | sed -n 's/^ring id: *//p')
 ident=$("$KMSG" stat | sed -n 's/^numbering: *\([0-9a-f]*\).*/\1/p')
-expect_eq "r=$ring;s=$ident;i=4" "$c"
+expect_eq "r=$ring;s=$ident;i=4" "$(untimed <<<"$c")"
+t4=$(grep -o ';t=[0-9]*$' <<<"$c")
+expect_eq ";t=$("$KMSG" read -o json -n 1 | python3 -c 'import json,sys
+print(json.load(sys.stdin)["time_ns"])')" "$t4" "t= is the record's time"
+c=$(untimed <<<"$c")
 expect_eq "" "$(cat "$T/err")" "stderr"
 
 case_ "--show-cursor's cursor feeds --after-cursor and --cursor"
@@ -29,20 +37,25 @@ case_ "--show-cursor's cursor feeds --after-cursor and --cursor"
 "$KMSG" read -t --after-cursor "$c" >"$T/out"
 expect_eq "five" "$(cat "$T/out")"
 "$KMSG" read -t --cursor "$c" >"$T/out"
-expect_eq "four|five" "$(paste -sd'|' "$T/out")"
+expect_eq "four|five" "$(joined "$T/out")"
 "$KMSG" read -t --after-cursor "${c%i=4}i=1" --show-cursor >"$T/out"
-expect_eq "two|three|four|five|-- cursor: ${c%i=4}i=5" "$(paste -sd'|' "$T/out")"
+expect_eq "two|three|four|five|-- cursor: ${c%i=4}i=5" "$(joined "$T/out")"
 # nothing after it: nothing printed, the same cursor shown
 "$KMSG" read -t --after-cursor "${c%i=4}i=5" --show-cursor >"$T/out"
 expect_eq "-- cursor: ${c%i=4}i=5" "$(cat "$T/out")"
+# the time tells the record: a cursor whose time is not its record's
+# goes on at the oldest record, and says so
+"$KMSG" read -t --after-cursor "${c%i=4}i=4;t=1" >"$T/out" 2>"$T/err"
+expect_eq "one|two|three|four|five" "$(joined "$T/out")" "a cursor of another record"
+expect_grep "not under its number any more" "$T/err"
 
 case_ "cursors with -n, --reverse, filters and JSON"
 "$KMSG" read -t --after-cursor "${c%i=4}i=1" -n 2 --show-cursor >"$T/out"
-expect_eq "two|three|-- cursor: ${c%i=4}i=3" "$(paste -sd'|' "$T/out")" "-n: the first N after it"
+expect_eq "two|three|-- cursor: ${c%i=4}i=3" "$(joined "$T/out")" "-n: the first N after it"
 "$KMSG" read -t --after-cursor "${c%i=4}i=2" --reverse --show-cursor >"$T/out"
-expect_eq "five|four|three|-- cursor: ${c%i=4}i=5" "$(paste -sd'|' "$T/out")" "--reverse"
+expect_eq "five|four|three|-- cursor: ${c%i=4}i=5" "$(joined "$T/out")" "--reverse"
 "$KMSG" read -t --after-cursor "${c%i=4}i=1" -g '^th' --show-cursor >"$T/out"
-expect_eq "three|-- cursor: ${c%i=4}i=5" "$(paste -sd'|' "$T/out")" \
+expect_eq "three|-- cursor: ${c%i=4}i=5" "$(joined "$T/out")" \
 	"a filter: the cursor passes the records it leaves out"
 "$KMSG" read -o json --after-cursor "${c%i=4}i=3" >"$T/out"
 expect_eq "four|five" "$(python3 -c 'import json,sys
@@ -51,7 +64,7 @@ print("|".join(json.loads(l)["text"] for l in sys.stdin))' <"$T/out")" "-o json"
 case_ "a dump keeps the log's ring id and numbering: the same cursors read it"
 "$KMSG" dump -o "$T/dump.gz" 2>/dev/null
 "$KMSG" read -t -F "$T/dump.gz" --after-cursor "${c%i=4}i=3" --show-cursor >"$T/out"
-expect_eq "four|five|-- cursor: ${c%i=4}i=5" "$(paste -sd'|' "$T/out")"
+expect_eq "four|five|-- cursor: ${c%i=4}i=5" "$(joined "$T/out")"
 
 case_ "malformed cursors are usage errors naming what is wrong"
 bad() {
@@ -70,6 +83,10 @@ bad "r=$ring;s=$ident;i=" "i= takes a sequence number"
 bad "r=$ring;s=$ident;i=-1" "i= takes a sequence number"
 bad "r=$ring;s=$ident;i=99999999999999999999" "i= is out of range"
 bad "r=$ring;s=$ident;i=1;x=2" "';x=2' after the sequence number"
+bad "r=$ring;s=$ident;i=1;t=" "t= takes the record's time in ns: decimal digits"
+bad "r=$ring;s=$ident;i=1;t=0" "t= is out of range"
+bad "r=$ring;s=$ident;i=1;t=9223372036854775808" "t= is out of range"
+bad "r=$ring;s=$ident;i=1;t=5;i=2" "';i=2' after the time"
 bad "r=$ring;s=$ident;i=1 " "i= takes a sequence number"
 expect_status 2 "$KMSG" follow --cursor "r=1"
 expect_grep "Try 'kmsg follow --help'" "$T/err"
@@ -97,8 +114,8 @@ expect_eq "" "$(cat "$T/out")" "nothing printed"
 case_ "--cursor-file: absent, the whole log; then only what is new; unchanged when nothing is"
 cf=$T/cf
 "$KMSG" read -t --cursor-file "$cf" >"$T/out"
-expect_eq "one|two|three|four|five" "$(paste -sd'|' "$T/out")"
-expect_eq "${c%i=4}i=5" "$(cat "$cf")" "the file"
+expect_eq "one|two|three|four|five" "$(joined "$T/out")"
+expect_eq "${c%i=4}i=5" "$(untimed <"$cf")" "the file"
 ino=$(stat -c %i "$cf")
 "$KMSG" read -t --cursor-file "$cf" >"$T/out"
 expect_eq "" "$(cat "$T/out")" "nothing new"
@@ -106,7 +123,7 @@ expect_eq "$ino" "$(stat -c %i "$cf")" "the file left as it was"
 "$KMSG" emit six
 "$KMSG" read -t --cursor-file "$cf" >"$T/out"
 expect_eq "six" "$(cat "$T/out")"
-expect_eq "${c%i=4}i=6" "$(cat "$cf")" "the file"
+expect_eq "${c%i=4}i=6" "$(untimed <"$cf")" "the file"
 expect_eq "" "$(ls "$T" | grep 'cf.tmp')" "no temporary file left"
 printf 'r=1\n' >"$T/badcf"
 expect_status 1 "$KMSG" read --cursor-file "$T/badcf"
@@ -149,7 +166,7 @@ KMSG_FILE=$S "$KMSG" read -t --cursor-file "$T/small.cf" >"$T/out" 2>"$T/err"
 first=$(head -1 "$T/out")
 expect_grep "^kmsg: $((first - 1)) records lost before seq $((first + 1)):" "$T/err"
 expect_eq 400 "$(tail -1 "$T/out")" "the newest record"
-expect_eq "i=401" "$(grep -o 'i=.*' "$T/small.cf")" "the cursor file"
+expect_eq "i=401" "$(grep -o 'i=[0-9]*' "$T/small.cf")" "the cursor file"
 
 case_ "numbers handed out again (a copy of the log put back, then a reboot) are said"
 R=$T/restored
@@ -158,7 +175,7 @@ cp "$R" "$T/backup"
 KMSG_FILE=$R "$KMSG" emit b
 KMSG_FILE=$R "$KMSG" emit c
 KMSG_FILE=$R "$KMSG" read -t --cursor-file "$T/r.cf" >/dev/null
-expect_grep ';i=3$' "$T/r.cf"
+expect_grep ';i=3;' "$T/r.cf"
 cp "$T/backup" "$R"  # the log as it was after "a": its next number is 2 again
 # the next boot's first writer renews the numbering from 2 on
 "$BOOTS" "$R" bbbb000011112222 1700000000 1 || fail "kmsg-boots failed"
@@ -166,15 +183,20 @@ KMSG_FILE=$R "$KMSG" read -t --cursor-file "$T/r.cf" >"$T/out" 2>"$T/err"
 expect_eq "boot bbbb000011112222 record 0" "$(cat "$T/out")" "going on at 2, the new record 2"
 expect_grep "numbers from 2 on were handed out again since the cursor was made" "$T/err"
 expect_grep "going on at 2, the first one not certainly read" "$T/err"
-expect_grep "s=$(KMSG_FILE=$R "$KMSG" stat | sed -n 's/^numbering: *\([0-9a-f]*\).*/\1/p');i=2\$" \
+expect_grep "s=$(KMSG_FILE=$R "$KMSG" stat | sed -n 's/^numbering: *\([0-9a-f]*\).*/\1/p');i=2;" \
 	"$T/r.cf"
-# and a cursor of a numbering the log no longer knows: from its oldest record
+# a numbering the log no longer knows (three reboots since): the time of
+# the cursor's record finds it; without it, nothing tells: the oldest
 old=$(cat "$T/r.cf")
 for b in cccc cccd ccce; do
 	"$BOOTS" "$R" ${b}000011112222 1700001000 1 || fail "kmsg-boots failed"
 done
-KMSG_FILE=$R "$KMSG" read -t --after-cursor "$old" >"$T/out" 2>"$T/err"
-expect_grep "is no longer this log's" "$T/err"
+KMSG_FILE=$R "$KMSG" read -q -t --after-cursor "$old" >"$T/out" 2>"$T/err"
+expect_eq "" "$(cat "$T/err")" "nothing said: the record is where it was"
+expect_eq "boot cccc000011112222 record 0|boot cccd000011112222 record 0|boot ccce000011112222 record 0" \
+	"$(joined "$T/out")" "only the records after it"
+KMSG_FILE=$R "$KMSG" read -t --after-cursor "$(untimed <<<"$old")" >"$T/out" 2>"$T/err"
+expect_grep "nothing tells where it is (its numbering s=" "$T/err"
 expect_grep "going on at the oldest record, 1" "$T/err"
 expect_eq "a" "$(head -1 "$T/out")" "from the oldest"
 # renewed only once since: the number still names the same record
@@ -183,6 +205,18 @@ KMSG_FILE=$R "$KMSG" read -t --cursor-file "$T/r.cf" >/dev/null 2>&1
 KMSG_FILE=$R "$KMSG" read -t --cursor-file "$T/r.cf" >"$T/out" 2>"$T/err"
 expect_eq "boot dddd000011112222 record 0" "$(cat "$T/out")" "after a reboot"
 expect_eq "" "$(cat "$T/err")" "nothing said after an ordinary reboot"
+
+case_ "a copy of the log put back within one boot: the cursor lies past its end"
+Q=$T/q
+KMSG_FILE=$Q "$KMSG" emit a
+cp "$Q" "$T/qbackup"
+KMSG_FILE=$Q "$KMSG" emit b
+KMSG_FILE=$Q "$KMSG" read --cursor-file "$T/q.cf" >/dev/null
+cp "$T/qbackup" "$Q"
+KMSG_FILE=$Q "$KMSG" emit d  # number 2 again, under the same numbering
+KMSG_FILE=$Q "$KMSG" read -t --cursor-file "$T/q.cf" >"$T/out" 2>"$T/err"
+expect_eq "a|d" "$(joined "$T/out")" "from the oldest: d is not missed"
+expect_grep "going on at the oldest record, 1" "$T/err"
 
 case_ "kmsg follow: starts at a cursor, and keeps one when a signal ends it"
 F=$T/fol
@@ -201,7 +235,7 @@ wait $fp
 expect_eq 0 $? "status after SIGINT"
 expect_eq "f3|f4|open|-- cursor: " "$(sed 's/\(-- cursor: \).*/\1/' "$T/fout" | paste -sd'|')" \
 	"the line left open shown before the cursor"
-expect_grep ';i=5$' "$T/f.cf"
+expect_grep ';i=5;' "$T/f.cf"
 KMSG_FILE=$F "$KMSG" emit f5
 KMSG_FILE=$F "$KMSG" follow -t --cursor-file "$T/f.cf" >"$T/fout" 2>"$T/ferr" &
 fp=$!
@@ -209,7 +243,7 @@ wait_for '^f5$' "$T/fout" || fail "follow did not go on from the cursor file"
 kill -TERM $fp
 wait $fp
 expect_eq "f5" "$(cat "$T/fout")" "after SIGTERM: only the new record"
-expect_grep ';i=6$' "$T/f.cf"
+expect_grep ';i=6;' "$T/f.cf"
 
 case_ "a cursor file is never torn: kill -9 at any moment leaves the old cursor or the new"
 K=$T/kill
@@ -252,10 +286,10 @@ if command -v strace >/dev/null && strace -qq -o /dev/null true 2>/dev/null; the
 		kill -9 $kp
 		wait $sp 2>/dev/null
 		expect_eq 1 "$(grep -c "$CUR" "$T/k.cf")" "a whole cursor after kill -9 in $*"
-		expect_grep ";i=$want\$" "$T/k.cf"
+		expect_grep ";i=$want;" "$T/k.cf"
 	}
 	KMSG_FILE=$K "$KMSG" read --cursor-file "$T/k.cf" >/dev/null
-	n=$(grep -o '[0-9]*$' "$T/k.cf")
+	n=$(grep -o 'i=[0-9]*' "$T/k.cf" | cut -c3-)
 	step $n -e trace=fsync -e inject=fsync:delay_enter=5s:when=1
 	step $n -e trace=rename -e inject=rename:delay_enter=5s:when=1
 	step $((n + 3)) -e trace=fsync -e inject=fsync:delay_enter=5s:when=2

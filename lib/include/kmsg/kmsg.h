@@ -485,12 +485,15 @@ int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms);
  * Where a reader was: every record of the log below next was read.  Take
  * ring_id from kmsg_log_stat(), next from kmsg_reader_position() and
  * seq_id from the last record read (rec.seq_id): the identity the numbers
- * were read under, which a renewal since may have replaced.
+ * were read under, which a renewal since may have replaced; and, when the
+ * last record read was numbered next - 1 (not a line joined from parts,
+ * whose number is its first part's), its real_ns as last_real_ns.
  */
 struct kmsg_position {
 	uint8_t ring_id[16];    /* kmsg_stat.ring_id of the log */
 	uint64_t seq_id;        /* the numbering next is of */
 	uint64_t next;          /* the first number not read */
+	int64_t last_real_ns;   /* the time of record next - 1; 0: unknown */
 };
 
 /* What kmsg_log_position_resolve() finds. */
@@ -508,13 +511,20 @@ enum {
  * resolves a kept position: stores in *next the number to go on reading
  * at (for kmsg_reader_seek_seq()) and returns KMSG_POSITION_SAME (*next
  * is pos->next) or KMSG_POSITION_RENUMBERED: *next is then the first
- * number not certainly read, where the numbering began again after pos's
+ * number not certainly read: where the numbering began again after pos's
  * identity, or the oldest stored record when log no longer knows that
- * identity (renewed more than twice since: each boot renews it); records
- * from there on may have been read before.  KMSG_EOTHERLOG if pos is of
+ * identity (renewed more than twice since: each boot renews it) or when
+ * pos lies past the log's end (an older copy of the log put back); records
+ * from there on may have been read before.  With last_real_ns, the record
+ * now numbered next - 1 decides where it can: the same time, the same
+ * numbering (SAME, whatever the identities say); another time, another
+ * numbering.  Without it, or with that record gone, a copy put back within
+ * one boot goes unnoticed once its writers have handed out pos's numbers
+ * again.  KMSG_EOTHERLOG if pos is of
  * another log, KMSG_EINVAL for a NULL argument.  Records below *next that
  * were evicted meanwhile are the reader's to report: kmsg_reader_seek_seq()
- * counts them as lost on the first record.  Reads the header only.
+ * counts them as lost on the first record.  Reads the header, and with
+ * last_real_ns the record numbered next - 1.
  */
 int kmsg_log_position_resolve(uint64_t *next, struct kmsg_log *log,
 			      const struct kmsg_position *pos);
