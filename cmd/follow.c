@@ -716,6 +716,7 @@ int cmd_follow(int argc, const char **argv)
 		status = open_followed(fail_missing, 0);
 		if (status)
 			goto stopped;
+		status = EXIT_FAIL;
 		if (cur_start(&cur, &at, fl.log, fl.path) != 0)
 			goto out;
 		rc = position(fl.r, fl.log, &o, all, n, cur.given ? &at : NULL);

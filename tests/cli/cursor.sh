@@ -110,6 +110,8 @@ oring=$(KMSG_FILE=$T/other "$KMSG" stat | sed -n 's/^ring id: *//p')
 expect_status 1 env KMSG_FILE="$T/other" "$KMSG" read --after-cursor "$c"
 expect_grep "the cursor is of another log (ring id $ring; this log's is $oring)" "$T/err"
 expect_eq "" "$(cat "$T/out")" "nothing printed"
+expect_status 1 env KMSG_FILE="$T/other" "$KMSG" follow --after-cursor "$c"
+expect_grep "the cursor is of another log" "$T/err"
 
 case_ "--cursor-file: absent, the whole log; then only what is new; unchanged when nothing is"
 cf=$T/cf
