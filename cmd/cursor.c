@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { OPT_SHOW = 1, OPT_AT, OPT_AFTER, OPT_FILE };
@@ -348,13 +349,25 @@ static int write_atomic(const char *file, const char *text)
 	const char *dir = cli_dir_of(file, dirbuf, sizeof(dirbuf));
 	size_t len = strlen(text), done = 0;
 	int fd, dfd, err = 0;
+	struct stat old;
+	mode_t mode;
 
 	if (dir == NULL || snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", file) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while (done < len) {
+	/* mkostemp() makes it 0600: the old file's mode, or a new file's */
+	if (stat(file, &old) == 0) {
+		mode = old.st_mode & 07777;
+	} else {
+		mode = umask(0);
+		umask(mode);
+		mode = 0666 & ~mode;
+	}
+	if (fchmod(fd, mode) < 0)
+		err = -errno;
+	while (err == 0 && done < len) {
 		ssize_t n = write(fd, text + done, len - done);
 
 		if (n < 0 && errno == EINTR)

@@ -124,9 +124,15 @@ expect_eq "" "$(cat "$T/out")" "nothing new"
 expect_eq "$ino" "$(stat -c %i "$cf")" "the file left as it was"
 "$KMSG" emit six
 "$KMSG" read -t --cursor-file "$cf" >"$T/out"
-expect_eq "six" "$(cat "$T/out")"
+expect_eq "six" "$(cat "$T/out")" "only what is new"
 expect_eq "${c%i=4}i=6" "$(untimed <"$cf")" "the file"
 expect_eq "" "$(ls "$T" | grep 'cf.tmp')" "no temporary file left"
+expect_eq 644 "$(umask 022; rm -f "$T/m.cf"; "$KMSG" read --cursor-file "$T/m.cf" >/dev/null
+	stat -c %a "$T/m.cf")" "a new cursor file's mode, as umask leaves it"
+chmod 600 "$T/m.cf"
+"$KMSG" emit seven
+"$KMSG" read --cursor-file "$T/m.cf" >/dev/null
+expect_eq 600 "$(stat -c %a "$T/m.cf")" "a replaced cursor file keeps its mode"
 printf 'r=1\n' >"$T/badcf"
 expect_status 1 "$KMSG" read --cursor-file "$T/badcf"
 expect_grep "badcf: not a cursor file (r= takes" "$T/err"
