@@ -271,6 +271,7 @@ int cur_setup(struct cursor *c, const char *cmd)
 void cur_free(struct cursor *c)
 {
 	(void)c;
+	given.show = given.starts = 0;
 	cli_keep(&given.at, NULL);
 	cli_keep(&given.after, NULL);
 	cli_keep(&given.file, NULL);
