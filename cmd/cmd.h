@@ -172,6 +172,15 @@ void cli_progress_init(struct cli_progress *p, const char *what);
 void cli_progress(void *p, uint64_t done, uint64_t total);
 void cli_progress_end(struct cli_progress *p);
 
+/* *to becomes a copy of arg (NULL: none), what it held freed: option
+ * callbacks keep their arguments so, popt's own not outliving the next
+ * option.  Out of memory, it becomes NULL, as for an option not given. */
+void cli_keep(char **to, const char *arg);
+
+/* A ring id (kmsg_stat.ring_id) as kmsg stat shows it: 32 lower-case
+ * hex digits and a NUL, into buf. */
+void cli_ring_hex(char *buf, const uint8_t id[16]);
+
 /* v bytes in words: "512 bytes", "480.0 MiB". */
 void cli_size_words(char *buf, size_t n, uint64_t v);
 

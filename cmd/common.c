@@ -175,6 +175,18 @@ static int make_parents(const char *path)
 	return 0;
 }
 
+void cli_ring_hex(char *buf, const uint8_t id[16])
+{
+	for (int i = 0; i < 16; i++)
+		snprintf(buf + 2 * i, 3, "%02x", id[i]);
+}
+
+void cli_keep(char **to, const char *arg)
+{
+	free(*to);
+	*to = arg ? strdup(arg) : NULL;
+}
+
 const char *cli_dir_of(const char *path, char *buf, size_t size)
 {
 	const char *slash = strrchr(path, '/');

@@ -10,6 +10,7 @@
 #include "cmd.h"
 
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 /*
@@ -352,6 +353,9 @@ struct selection {
 	char id_prefix[16];    /* -b ID: lower-case hex digits, no dashes */
 	size_t id_len;
 	uint64_t to;           /* the last number to print */
+	int cursor;            /* a cursor gives the start: cursor_from, and
+	                          -n N means the first N from there on */
+	uint64_t cursor_from, printed;
 	struct backlog held;   /* --reverse: the records to print */
 };
 
@@ -375,7 +379,9 @@ int sel_setup(struct selection *sel, const char *cmd);
  * (not cleared): at the first record of the boot -b names, or at the
  * first of the last N that pass o's filters (in that boot, with -b), or
  * as read without them (--reverse alone).  Costs O(log n) record reads
- * per boot looked at, plus the records -n spans.  st is the log's state
+ * per boot looked at, plus the records -n spans.  With sel->cursor the
+ * start is sel->cursor_from instead (within the boot, with -b) and -n
+ * counts from there, as journalctl's cursors do.  st is the log's state
  * as read began.  Returns 0, or EXIT_FAIL after saying why (no such boot).
  */
 int sel_seek(struct selection *sel, struct kmsg_reader *r, struct kmsg_log *log,
@@ -421,5 +427,66 @@ int sel_list_boots(struct output *o, struct kmsg_log *log, const char *path);
  */
 int out_last_start(uint64_t *start, struct kmsg_reader *r, const struct output *o,
 		   uint64_t n, uint64_t floor, uint64_t end);
+
+/* ------------------------------------------------------------------ */
+/* Cursors: where a reading stopped, kept across runs (cursor.c)       */
+
+/* --show-cursor, --cursor, --after-cursor, --cursor-file: read and follow. */
+extern const struct poptOption cursor_options[];
+
+struct cursor {
+	int active;             /* any of the options */
+	int show;               /* --show-cursor */
+	const char *file;       /* --cursor-file */
+	int given, at;          /* a start given (at: --cursor, at the record) */
+	int have, moved;        /* a position known; records read since the start */
+	uint8_t ring_id[16];    /* of the log being read: cur_log() */
+	struct kmsg_position start, now; /* as given; where the reading is */
+};
+
+/*
+ * Fills *c from the options parsed with cursor_options and reads the
+ * cursor file if there is one.  A malformed cursor, or more than one
+ * start, is bad usage: prints why and returns EXIT_USAGE; a cursor file
+ * that cannot be read or holds no cursor: EXIT_FAIL; else 0.
+ */
+int cur_setup(struct cursor *c, const char *cmd);
+
+/* Frees the option strings (cur_setup() may not have run). */
+void cur_free(struct cursor *c);
+
+/*
+ * With a start given, stores in *start the number reading starts at in
+ * log: that of the cursor's record (--cursor) or the one after it,
+ * resolved as kmsg_log_position_resolve() does; numbers handed out again
+ * are said on stderr.  Returns 0 (c->given says whether *start was set),
+ * or EXIT_FAIL after saying why (a cursor of another log).
+ */
+int cur_start(struct cursor *c, uint64_t *start, struct kmsg_log *log, const char *path);
+
+/* The ring id of the log records are read from, for the cursors made. */
+void cur_log(struct cursor *c, const uint8_t ring_id[16]);
+
+/* Notes that rec was read (printed or passed by the filters) and that
+ * the reader's position (kmsg_reader_position()) is next. */
+static inline void cur_note(struct cursor *c, const struct kmsg_record *rec, uint64_t next)
+{
+	if (!c->active)
+		return;
+	memcpy(c->now.ring_id, c->ring_id, sizeof(c->ring_id));
+	c->now.seq_id = rec->seq_id;
+	c->now.next = next;
+	/* the time tells the record only if it is record next - 1's */
+	c->now.last_real_ns = rec->seq + 1 == next && !(rec->flags & KMSG_GAP) &&
+			      rec->real_ns > 0 ? rec->real_ns : 0;
+	c->have = c->moved = 1;
+}
+
+/*
+ * At the end of a reading: prints "-- cursor: CURSOR" on stdout
+ * (--show-cursor) and replaces the cursor file (--cursor-file; left as
+ * it is when nothing was read).  Returns an exit status.
+ */
+int cur_end(struct cursor *c, struct output *o);
 
 #endif

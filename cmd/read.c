@@ -31,6 +31,8 @@ const struct poptOption read_options[] = {
 	  "clear the log without printing it (as kmsg clear)", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)selection_options, 0,
 	  "Which records (journalctl's options):", NULL },
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)cursor_options, 0,
+	  "Cursors (journalctl's options):", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_options, 0,
 	  "Format and filter options:", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_pager_options, 0,
@@ -270,26 +272,40 @@ out:
  * to the last one printed (or filtered out), never one written after it,
  * and leaves a line begun in the last OUT_FRAGMENT_WAIT_NS, and all after
  * it, to the next read -c.  log_file says log is a log file (not a copy
- * of one): one cut short is then said to be.  Returns an exit status.
+ * of one): one cut short is then said to be.  A cursor given starts the
+ * reading there (cleared records still left out); the cursor of the end
+ * is made of the last record read, printed or filtered out.  Returns an
+ * exit status.
  */
-static int read_log(struct output *o, struct selection *sel, struct kmsg_log *log,
-		    const char *path, int clear, int log_file)
+static int read_log(struct output *o, struct selection *sel, struct cursor *cur,
+		    struct kmsg_log *log, const char *path, int clear, int log_file)
 {
 	struct kmsg_reader *r = NULL;
 	struct kmsg_record rec;
 	struct kmsg_stat st;
+	uint64_t start = 0;
 	int rc, status = EXIT_FAIL, flushed = 0, any = 0;
 
 	rc = kmsg_log_stat(&st, log);
 	if (rc == 0)
 		rc = kmsg_reader_new(&r, log, KMSG_READER_JOIN | KMSG_READER_ORDER);
+	if (rc == 0) {
+		cur_log(cur, st.ring_id);
+		if (cur_start(cur, &start, log, path) != 0)
+			goto out;
+		if (cur->given && start < st.clear_seq)
+			start = st.clear_seq;
+		sel->cursor = cur->given;
+		sel->cursor_from = start;
+	}
 	/* A consumer (read -c) from the mark it left: records evicted since
-	 * before it could see them are reported as lost. */
+	 * before it could see them are reported as lost; so is a cursor. */
 	if (rc == 0 && sel->active) {
 		if (sel_seek(sel, r, log, o, &st, path) != 0)
 			goto out;
 	} else if (rc == 0) {
-		rc = o->have_since ? kmsg_reader_seek_time(r, o->since_ns) :
+		rc = cur->given ? kmsg_reader_seek_seq(r, start) :
+		     o->have_since ? kmsg_reader_seek_time(r, o->since_ns) :
 		     clear ? kmsg_reader_seek_seq(r, st.clear_seq) :
 		     kmsg_reader_seek(r, KMSG_SEEK_CLEARED);
 	}
@@ -335,6 +351,7 @@ static int read_log(struct output *o, struct selection *sel, struct kmsg_log *lo
 			status = sel_said(sel) ? EXIT_FAIL : out_fail(o, rc);
 			goto out;
 		}
+		cur_note(cur, &rec, kmsg_reader_position(r));
 	}
 	out_gaps_flush(o, 1);
 	rc = sel_end(sel, o);
@@ -353,7 +370,7 @@ static int read_log(struct output *o, struct selection *sel, struct kmsg_log *lo
 			goto out;
 		}
 	}
-	status = EXIT_OK;
+	status = cur_end(cur, o);
 out:
 	kmsg_reader_free(r);
 	return status;
@@ -367,6 +384,7 @@ int cmd_read(int argc, const char **argv)
 	struct kmsg_log *log = NULL;
 	struct src src = { .fd = -1 };
 	struct selection sel = { 0 };
+	struct cursor cur = { 0 };
 	const char *path;
 	const char *const *words;
 	int rc, status = EXIT_FAIL, setup = 0;
@@ -395,6 +413,20 @@ int cmd_read(int argc, const char **argv)
 	status = sel_setup(&sel, "read");
 	if (status != 0)
 		goto out;
+	status = cur_setup(&cur, "read");
+	if (status != 0)
+		goto out;
+	if ((read_clear || clear_only) && cur.active) {
+		status = cli_usage_error("read", NULL, "--read-clear and --clear keep their "
+					 "own position, the clear mark: they cannot be used "
+					 "with the cursor options");
+		goto out;
+	}
+	if (sel.list_boots && cur.active) {
+		status = cli_usage_error("read", NULL, "--list-boots cannot be used with the "
+					 "cursor options");
+		goto out;
+	}
 	if ((read_clear || clear_only) && (sel.active || sel.list_boots)) {
 		status = cli_usage_error("read", NULL, "--read-clear and --clear cannot be "
 					 "used with --boot, --list-boots, --lines or --reverse");
@@ -461,6 +493,11 @@ int cmd_read(int argc, const char **argv)
 				  "--reverse read a log or a dump");
 			goto out;
 		}
+		if (cur.active) {
+			cli_error(src.name, "is dmesg text, which has no sequence numbers: "
+				  "the cursor options read a log or a dump");
+			goto out;
+		}
 		status = read_text(&o, &src);
 		goto out;
 	default:
@@ -472,10 +509,11 @@ int cmd_read(int argc, const char **argv)
 	if (sel.list_boots)
 		status = sel_list_boots(&o, log, src.name);
 	else
-		status = read_log(&o, &sel, log, src.name, read_clear,
+		status = read_log(&o, &sel, &cur, log, src.name, read_clear,
 				  src.kind == SRC_LOG && !src.stream);
 out:
 	sel_free(&sel);
+	cur_free(&cur);
 	src_close(&src);
 	if (setup)
 		out_free(&o);

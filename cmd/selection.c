@@ -27,13 +27,6 @@ static struct {
 	char *joined[4];  /* sel_join_boot_arg()'s "--boot=-1" strings */
 } given;
 
-/* *to becomes a copy of arg (NULL for none). */
-static void keep(char **to, const char *arg)
-{
-	free(*to);
-	*to = arg ? strdup(arg) : NULL;
-}
-
 static void on_option(poptContext con, enum poptCallbackReason reason,
 		      const struct poptOption *opt, const char *arg, const void *data)
 {
@@ -44,13 +37,13 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 	switch (opt->val) {
 	case OPT_BOOT:
 		given.boot = 1;
-		keep(&given.boot_arg, arg);
+		cli_keep(&given.boot_arg, arg);
 		break;
 	case OPT_LIST_BOOTS:
 		given.list_boots = 1;
 		break;
 	case OPT_LINES:
-		keep(&given.lines_arg, arg ? arg : "");
+		cli_keep(&given.lines_arg, arg ? arg : "");
 		break;
 	case OPT_REVERSE:
 		given.reverse = 1;
@@ -165,10 +158,10 @@ int sel_setup(struct selection *sel, const char *cmd)
 
 void sel_free(struct selection *sel)
 {
-	keep(&given.boot_arg, NULL);
-	keep(&given.lines_arg, NULL);
+	cli_keep(&given.boot_arg, NULL);
+	cli_keep(&given.lines_arg, NULL);
 	for (size_t i = 0; i < sizeof(given.joined) / sizeof(given.joined[0]); i++)
-		keep(&given.joined[i], NULL);
+		cli_keep(&given.joined[i], NULL);
 	backlog_free(&sel->held);
 }
 
@@ -263,7 +256,7 @@ int sel_seek(struct selection *sel, struct kmsg_reader *r, struct kmsg_log *log,
 	     const struct output *o, const struct kmsg_stat *st, const char *path)
 {
 	uint64_t from = st->clear_seq > st->first_seq ? st->clear_seq : st->first_seq;
-	uint64_t end = st->next_seq, start;
+	uint64_t end = st->next_seq, start, b_first = 0;
 	int rc;
 
 	if (sel->boot) {
@@ -272,6 +265,7 @@ int sel_seek(struct selection *sel, struct kmsg_reader *r, struct kmsg_log *log,
 
 		if (find_boot(&b, &newest, sel, log, path) != 0)
 			return EXIT_FAIL;
+		b_first = b.first_seq;
 		if (b.first_seq > from)
 			from = b.first_seq;
 		if (!newest) {
@@ -280,13 +274,22 @@ int sel_seek(struct selection *sel, struct kmsg_reader *r, struct kmsg_log *log,
 				end = b.last_seq + 1;
 		}
 	}
-	if (!sel->have_lines && !sel->boot) {
+	if (sel->cursor) {
+		/* from the cursor, evicted records reported: no floor of
+		 * the oldest stored record */
+		from = sel->cursor_from;
+		if (sel->boot && b_first > from)
+			from = b_first;
+	}
+	if (!sel->have_lines && !sel->boot && !sel->cursor) {
 		rc = o->have_since ? kmsg_reader_seek_time(r, o->since_ns)
 				   : kmsg_reader_seek(r, KMSG_SEEK_CLEARED);
 	} else {
 		start = from;
 		if (from >= end || (sel->have_lines && sel->lines == 0))
 			start = end;  /* nothing to print: a seek to the end */
+		else if (sel->cursor)
+			;  /* the first N from there: sel_record() counts */
 		else if (sel->have_lines && !o->filtering)
 			start = sel->lines < end - from ? end - sel->lines : from;
 		else if (sel->have_lines && (rc = out_last_start(&start, r, o, sel->lines,
@@ -307,6 +310,11 @@ int sel_record(struct selection *sel, struct output *o, const struct kmsg_record
 {
 	if (rec->seq > sel->to && !(rec->flags & KMSG_GAP))
 		return 1;
+	if (sel->cursor && sel->have_lines && out_match(o, rec)) {
+		if (sel->printed == sel->lines)
+			return 1;
+		sel->printed++;
+	}
 	if (!sel->reverse)
 		return out_record(o, rec);
 	return out_match(o, rec) ? backlog_add(&sel->held, rec) : 0;

@@ -23,6 +23,8 @@ _kmsg_output_opts='-T --ctime -e --reltime -d --show-delta -t --notime
 	-k --kernel -u --userspace --since --until --match -q --quiet'
 # The text and writer filters read and follow share (cmd/grep.c).
 _kmsg_grep_opts='-g --grep --case-sensitive --pid'
+# journalctl's cursors, in read and follow (cmd/cursor.c).
+_kmsg_cursor_opts='--show-cursor --cursor --after-cursor --cursor-file'
 
 # The word lists below are split here, with IFS set: the user's may be any.
 
@@ -110,9 +112,9 @@ _kmsg()
 			--max-text --sync --no-newline --cont --caller' ;;
 	read)   opts="-F --file -c --read-clear -C --clear -b --boot --list-boots
 			-n --lines --reverse $_kmsg_output_opts -P --nopager
-			$_kmsg_grep_opts --list-values" ;;
+			$_kmsg_grep_opts --list-values $_kmsg_cursor_opts" ;;
 	follow) opts="-F --file -n --lines --fail-missing $_kmsg_output_opts
-			$_kmsg_grep_opts" ;;
+			$_kmsg_grep_opts $_kmsg_cursor_opts" ;;
 	clear)  opts='-F --file' ;;
 	dump)   opts='-F --file -o --output --level -v --verbose' ;;
 	stat)   opts='-F --file -J --json' ;;
@@ -124,7 +126,7 @@ _kmsg()
 
 	# The argument of the option before, if it takes one.
 	case $cmd:$prev in
-	*:-F | *:--file | emit:-f | emit:--input | dump:-o | dump:--output)
+	*:-F | *:--file | *:--cursor-file | emit:-f | emit:--input | dump:-o | dump:--output)
 		_kmsg_files
 		return ;;
 	emit:-p | emit:--priority)
@@ -180,6 +182,8 @@ _kmsg()
 		fi ;;
 	dump:--level)
 		_kmsg_words 1 2 3 4 5 6 7 8 9
+		return ;;
+	*:--cursor | *:--after-cursor)
 		return ;;
 	*:--match | read:-g | read:--grep | follow:-g | follow:--grep | *:--pid)
 		return ;;

@@ -130,6 +130,12 @@ complete -c kmsg -n $c -s g -l grep -x -d "only records whose text matches a PCR
 complete -c kmsg -n $c -l case-sensitive -f -a 'yes no' -d "--grep case-sensitively (--case-sensitive=BOOL)"
 complete -c kmsg -n $c -l pid -x -d "only records of these pids (comma list)"
 
+# journalctl's cursors, in read and follow (cmd/cursor.c)
+complete -c kmsg -n $c -l show-cursor -d "at the end, print the cursor of the last record read"
+complete -c kmsg -n $c -l cursor -x -d "start at the record the cursor names"
+complete -c kmsg -n $c -l after-cursor -x -d "start after the record the cursor names"
+complete -c kmsg -n $c -l cursor-file -r -F -d "start after the cursor in FILE; keep the new one there"
+
 # kmsg dump
 set -l c '__kmsg_is dump'
 complete -c kmsg -n $c -s o -l output -r -F -d "write the dump to FILE"

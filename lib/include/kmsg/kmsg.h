@@ -53,6 +53,8 @@ enum {
 	                            so it cannot be upgraded to this format yet */
 	KMSG_ETOOBIG   = -1013, /* the log is larger than this build can map
 	                           (a 32-bit build: less than 4 GiB) */
+	KMSG_EOTHERLOG = -1014, /* a kept position is of another log (its
+	                           ring id differs) */
 };
 
 /* Returns a static English description of any code this library returns. */
@@ -478,6 +480,57 @@ uint64_t kmsg_reader_position(const struct kmsg_reader *r);
  * instead of sleeping, and the caller should open the log again.
  */
 int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms);
+
+/* ------------------------------------------------------------------ */
+/* Positions kept across runs (a consumer's cursor)                    */
+
+/*
+ * Where a reader was: every record of the log below next was read.  Take
+ * ring_id from kmsg_log_stat(), next from kmsg_reader_position() and
+ * seq_id from the last record read (rec.seq_id): the identity the numbers
+ * were read under, which a renewal since may have replaced; and, when the
+ * last record read was numbered next - 1 (not a line joined from parts,
+ * whose number is its first part's), its real_ns as last_real_ns.
+ */
+struct kmsg_position {
+	uint8_t ring_id[16];    /* kmsg_stat.ring_id of the log */
+	uint64_t seq_id;        /* the numbering next is of */
+	uint64_t next;          /* the first number not read */
+	int64_t last_real_ns;   /* the time of record next - 1; 0: unknown */
+};
+
+/* What kmsg_log_position_resolve() finds. */
+enum {
+	KMSG_POSITION_SAME       = 0, /* the numbers below next name the
+	                                 records that were read */
+	KMSG_POSITION_RENUMBERED = 1, /* some of them were handed out again
+	                                 (a power cut, a rebuild, a restored
+	                                 copy): records read may be lost and
+	                                 others never read bear their numbers */
+};
+
+/*
+ * Where pos is in log now, as kmsg(5) ("The numbering's identity")
+ * resolves a kept position: stores in *next the number to go on reading
+ * at (for kmsg_reader_seek_seq()) and returns KMSG_POSITION_SAME (*next
+ * is pos->next) or KMSG_POSITION_RENUMBERED: *next is then the first
+ * number not certainly read: where the numbering began again after pos's
+ * identity, or the oldest stored record when log no longer knows that
+ * identity (renewed more than twice since: each boot renews it) or when
+ * pos lies past the log's end (an older copy of the log put back); records
+ * from there on may have been read before.  With last_real_ns, the record
+ * now numbered next - 1 decides where it can: the same time, the same
+ * numbering (SAME, whatever the identities say); another time, another
+ * numbering.  Without it, or with that record gone, a copy put back within
+ * one boot goes unnoticed once its writers have handed out pos's numbers
+ * again.  KMSG_EOTHERLOG if pos is of
+ * another log, KMSG_EINVAL for a NULL argument.  Records below *next that
+ * were evicted meanwhile are the reader's to report: kmsg_reader_seek_seq()
+ * counts them as lost on the first record.  Reads the header, and with
+ * last_real_ns the record numbered next - 1.
+ */
+int kmsg_log_position_resolve(uint64_t *next, struct kmsg_log *log,
+			      const struct kmsg_position *pos);
 
 /* ------------------------------------------------------------------ */
 /* Priorities                                                          */
