@@ -146,7 +146,7 @@ static int read_text(struct output *o, struct src *s)
 	if (o->fo.output == KMSG_OUT_SHORT && o->fo.time != KMSG_TIME_RAW &&
 	    !o->prio_filter && !(o->fo.flags & (KMSG_FMT_DECODE | KMSG_FMT_COLOR)))
 		t.flags = KMSG_DMESG_SKIP_PRIO;
-	if (buf == NULL) {
+	if (buf == NULL || out_text_input(o) < 0) {
 		cli_error(NULL, "out of memory");
 		goto out;
 	}
