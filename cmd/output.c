@@ -57,7 +57,7 @@ static struct {
 	int64_t since, until;
 	char **match;
 	size_t nmatch;
-	const char *output_fields; /* --output-fields, for the JSON records */
+	char *output_fields;  /* --output-fields, for the JSON records */
 	const char *conflict; /* an option -r cannot be used with */
 	char err[300];        /* the first bad option, for out_setup() */
 } args = {
@@ -225,7 +225,11 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 		set_output(arg);
 		break;
 	case OPT_OUTPUT_FIELDS:
-		args.output_fields = arg;
+		/* popt frees arg when it reads the next option */
+		free(args.output_fields);
+		args.output_fields = strdup(arg);
+		if (args.output_fields == NULL)
+			bad("%s", "out of memory");
 		break;
 	case OPT_NOESCAPE:
 		args.noescape = 1;
