@@ -1272,6 +1272,8 @@ Test(format, bad_options_are_refused)
 	cr_assert_eq(kmsg_fmt_new(NULL, &o), KMSG_EINVAL);
 	o.version = 0;
 	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
+	o.version = KMSG_FMT_OPTS_VERSION + 1;
+	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
 	o.version = KMSG_FMT_OPTS_VERSION;
 	o.flags = 1u << 20;
 	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
