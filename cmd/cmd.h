@@ -79,6 +79,12 @@ void cli_help(poptContext con) __attribute__((noreturn));
 int cli_parse_options(poptContext con, const char *cmd);
 
 /*
+ * The same for a subcommand that takes arguments: stores them in *args
+ * (NULL-terminated, NULL for none; they live as long as con).
+ */
+int cli_parse_args(poptContext con, const char *cmd, const char *const **args);
+
+/*
  * The log a subcommand works on: the --file option if given, else
  * $KMSG_FILE, else /var/log/kmsg for root and $XDG_STATE_HOME/kmsg/log
  * (~/.local/state/kmsg/log) for other users.  Returns a string that lives

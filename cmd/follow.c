@@ -460,7 +460,13 @@ static int check_path(struct output *o, int *read_err, int change)
 	if (!change) {
 		if (now < fl.next_check_ns)
 			return 0;
-		fl.next_check_ns = watch.active ? INT64_MAX : now + (int64_t)CHECK_MS * 1000000;
+		/* A log opened cut short is looked at every CHECK_MS even
+		 * with inotify: its wake word lies past the file's end, where
+		 * no writer's wake reaches, so an event the watcher missed
+		 * (while its watch was being set again, or late under load)
+		 * would leave it asleep for good. */
+		fl.next_check_ns = watch.active && !fl.cut_short ? INT64_MAX
+					: now + (int64_t)CHECK_MS * 1000000;
 		change = kmsg_log_file_changed(fl.log, fl.path);
 	}
 	if (change <= KMSG_FILE_SAME)
@@ -650,14 +656,18 @@ int cmd_follow(int argc, const char **argv)
 	static uint64_t n;
 	int rc, kind;
 
+	const char *const *words;
+
+	match_protect_args(argc, argv, follow_options);
 	con = poptGetContext("kmsg follow", argc, argv, follow_options, 0);
+	poptSetOtherOptionHelp(con, "[OPTION...] [KEY=value...]");
 	o.saved_out = o.saved_err = -1;
 	memset(&fl, 0, sizeof(fl));
 	n = DEFAULT_LINES;
 	all = 0;
 	status = EXIT_FAIL;
 	setup = 0;
-	status = cli_parse_options(con, "follow");
+	status = cli_parse_args(con, "follow", &words);
 	if (status != 0)
 		goto out;
 	status = EXIT_FAIL;
@@ -669,7 +679,7 @@ int cmd_follow(int argc, const char **argv)
 	status = cli_need_stdout();
 	if (status != 0)
 		goto out;
-	status = out_setup(&o, "follow", 1);
+	status = out_setup(&o, "follow", 1, words);
 	setup = 1;
 	if (status != 0)
 		goto out;

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "colors.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -890,8 +891,12 @@ int parse_when(int64_t *ns, const char *s)
 /* ------------------------------------------------------------------ */
 /* Setting up                                                          */
 
-/* Colour for the short output: --color, else a terminal that wants it. */
-static int want_color(void)
+/*
+ * Colour for the short output: --color, else a terminal that wants it and
+ * has not been told otherwise in terminal-colors.d (tc: scanned here when
+ * it decides).
+ */
+static int want_color(struct term_colors *tc)
 {
 	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
 
@@ -907,7 +912,33 @@ static int want_color(void)
 		return 0;
 	if (!term || !*term || !strcmp(term, "dumb"))
 		return 0;
-	return isatty(STDOUT_FILENO);
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	/* dmesg's rule: the files decide only when no option asked for
+	 * colour (-L, --color=auto and -H did) */
+	if (args.color_given || args.human)
+		return 1;
+	tc_scan(tc);
+	return !tc_disabled(tc);
+}
+
+/*
+ * Sets o's colours from the terminal-colors.d scheme for kmsg: o keeps
+ * the sequences for every renderer it makes.  0 or EXIT_FAIL (out of
+ * memory, said).
+ */
+static int scheme_colors(struct output *o, struct term_colors *tc)
+{
+	tc_scan(tc);
+	if (tc_read_scheme(tc) < 0) {
+		cli_error(NULL, "out of memory");
+		return EXIT_FAIL;
+	}
+	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
+		o->colors[i] = tc->seq[i];
+		tc->seq[i] = NULL;
+	}
+	return 0;
 }
 
 /*
@@ -946,13 +977,14 @@ static unsigned pid_max_width(void)
 	return (unsigned)strnlen(buf, (size_t)n);
 }
 
-int out_setup(struct output *o, const char *cmd, int follow)
+int out_setup(struct output *o, const char *cmd, int follow, const char *const *words)
 {
 	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
+	struct term_colors tc = { 0 };
 	int json_records = args.output == KMSG_OUT_JSON_LINE ||
 			   args.output == KMSG_OUT_JSON_PRETTY ||
 			   args.output == KMSG_OUT_JSON_SEQ;
-	int rc;
+	int rc = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->saved_out = o->saved_err = -1;
@@ -986,8 +1018,15 @@ int out_setup(struct output *o, const char *cmd, int follow)
 		if (!args.noescape && !utf8_locale())
 			fo.flags |= KMSG_FMT_ASCII;
 		/* -r lines are dmesg -r's, which has no colours */
-		if (!args.raw && want_color())
+		if (!args.raw && want_color(&tc)) {
 			fo.flags |= KMSG_FMT_COLOR;
+			rc = scheme_colors(o, &tc);
+			for (int i = 0; i < KMSG_COLOR_COUNT; i++)
+				fo.colors[i] = o->colors[i];
+		}
+		tc_free(&tc);
+		if (rc != 0)
+			return rc;
 		o->pager = args.human && !args.nopager && !follow;
 	}
 	if (json_records && (args.show_caller || args.show_pid))
@@ -1034,14 +1073,20 @@ int out_setup(struct output *o, const char *cmd, int follow)
 	o->since_ns = args.since;
 	o->have_until = args.have_until;
 	o->until_ns = args.until;
-	o->match = args.match;
-	o->nmatch = args.nmatch;
 	o->prio_filter = args.flt_lev || args.flt_fac;
 	rc = grep_setup(&o->grep, cmd);
+	if (rc == 0)
+		rc = match_parse(&o->matches, words, (const char *const *)args.match,
+				 args.nmatch, cmd);
+	if (rc == 0)
+		rc = values_setup(&o->values, cmd);
 	if (rc != 0)
 		return rc;
+	if (o->values && args.output != KMSG_OUT_SHORT)
+		return cli_usage_error(cmd, "--list-values", "prints one value a line: "
+				       "not with -J or -o json, json-pretty, json-seq, kmsg");
 	o->filtering = o->prio_filter || o->have_since || o->have_until ||
-		       o->nmatch || o->grep;
+		       o->matches || o->grep;
 
 	o->cap = OUT_BUF_SIZE;
 	o->buf = malloc(o->cap);
@@ -1084,38 +1129,27 @@ void out_free(struct output *o)
 	o->fmt = NULL;
 	kmsg_fmt_free(o->verbatim);
 	o->verbatim = NULL;
+	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
+		free(o->colors[i]);
+		o->colors[i] = NULL;
+	}
 	free(o->buf);
 	o->buf = NULL;
 	grep_free(o->grep);
 	o->grep = NULL;
+	match_free(o->matches);
+	o->matches = NULL;
+	values_free(o->values);
+	o->values = NULL;
 	for (size_t i = 0; i < args.nmatch; i++)
 		free(args.match[i]);
 	free(args.match);
 	args.match = NULL;
 	args.nmatch = 0;
-	o->match = NULL;
-	o->nmatch = 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* Filtering and writing                                               */
-
-/* 1 if rec has a field KEY=VALUE as m ("KEY=VALUE") gives it. */
-static int has_field(const struct kmsg_record *rec, const char *m)
-{
-	const char *eq = strchr(m, '=');
-	size_t klen = (size_t)(eq - m), vlen = strlen(eq + 1);
-	struct kmsg_field f;
-	size_t pos = 0;
-
-	while (kmsg_field_next(&f, rec, &pos) == 1) {
-		if (f.key_len == klen && f.value_len == vlen &&
-		    memcmp(f.key, m, klen) == 0 &&
-		    memcmp(f.value, eq + 1, vlen) == 0)
-			return 1;
-	}
-	return 0;
-}
 
 int out_match(const struct output *o, const struct kmsg_record *rec)
 {
@@ -1133,10 +1167,8 @@ int out_match(const struct output *o, const struct kmsg_record *rec)
 		return 0;
 	if (o->have_until && rec->real_ns > o->until_ns)
 		return 0;
-	for (size_t i = 0; i < o->nmatch; i++) {
-		if (!has_field(rec, o->match[i]))
-			return 0;
-	}
+	if (o->matches && !match_test(o->matches, rec))
+		return 0;
 	return o->grep == NULL || grep_match(o->grep, rec);
 }
 
@@ -1214,6 +1246,8 @@ int out_record(struct output *o, const struct kmsg_record *rec)
 
 	if (!out_match(o, rec))
 		return 0;
+	if (o->values)
+		return values_add(o->values, o, rec);
 	if (o->fo.output == KMSG_OUT_SHORT && o->have_boot && rec->boot_id != o->last_boot &&
 	    (n = new_boot(o, rec)) < 0)
 		return n;

@@ -37,6 +37,8 @@ const struct poptOption read_options[] = {
 	  NULL, NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)grep_options, 0,
 	  "Text and writer filters:", NULL },
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)match_options, 0,
+	  "Values:", NULL },
 	/* dmesg's -w and -W, to say where they went */
 	{ "follow", 'w', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, NULL, 'w', NULL, NULL },
 	{ "follow-new", 'W', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, NULL, 'W', NULL, NULL },
@@ -135,7 +137,7 @@ static int read_text(struct output *o, struct src *s)
 	char *buf = malloc(cap);
 	int eof = 0, skipping = 0, rc, status = EXIT_FAIL;
 	int verbatim = o->fo.output == KMSG_OUT_SHORT &&
-		       o->fo.time == KMSG_TIME_RAW && !o->filtering;
+		       o->fo.time == KMSG_TIME_RAW && !o->filtering && !o->values;
 	struct text_in t = { .o = o, .s = s };
 	ssize_t n;
 
@@ -144,7 +146,8 @@ static int read_text(struct output *o, struct src *s)
 	(void)kmsg_dmesg_boot_time(&t.boot_ns);
 	/* dmesg reads "<N>" only when it prints or filters on it */
 	if (o->fo.output == KMSG_OUT_SHORT && o->fo.time != KMSG_TIME_RAW &&
-	    !o->prio_filter && !(o->fo.flags & (KMSG_FMT_DECODE | KMSG_FMT_COLOR)))
+	    !o->prio_filter && !(o->fo.flags & (KMSG_FMT_DECODE | KMSG_FMT_COLOR)) &&
+	    !match_prio(o->matches) && !values_prio(o->values))
 		t.flags = KMSG_DMESG_SKIP_PRIO;
 	if (buf == NULL || out_text_input(o) < 0) {
 		cli_error(NULL, "out of memory");
@@ -329,7 +332,7 @@ static int read_log(struct output *o, struct selection *sel, struct kmsg_log *lo
 		if (rc == 1)
 			break;  /* past the selection */
 		if (rc < 0) {
-			status = out_fail(o, rc);
+			status = sel_said(sel) ? EXIT_FAIL : out_fail(o, rc);
 			goto out;
 		}
 	}
@@ -338,7 +341,7 @@ static int read_log(struct output *o, struct selection *sel, struct kmsg_log *lo
 	if (rc == 0)
 		rc = out_end(o);
 	if (rc < 0) {
-		status = out_fail(o, rc);
+		status = sel_said(sel) ? EXIT_FAIL : out_fail(o, rc);
 		goto out;
 	}
 	if (clear && any) {
@@ -359,14 +362,19 @@ out:
 int cmd_read(int argc, const char **argv)
 {
 	const char **args = sel_join_boot_arg(&argc, argv);
-	poptContext con = poptGetContext("kmsg read", argc, args ? args : argv, read_options, 0);
+	poptContext con;
 	struct output o = { .saved_out = -1, .saved_err = -1 };
 	struct kmsg_log *log = NULL;
 	struct src src = { .fd = -1 };
 	struct selection sel = { 0 };
 	const char *path;
+	const char *const *words;
 	int rc, status = EXIT_FAIL, setup = 0;
 
+	if (args)
+		match_protect_args(argc, args, read_options);
+	con = poptGetContext("kmsg read", argc, args ? args : argv, read_options, 0);
+	poptSetOtherOptionHelp(con, "[OPTION...] [KEY=value...]");
 	while ((rc = poptGetNextOpt(con)) > 0) {
 		if (rc == CLI_OPT_H)
 			cli_help(con);
@@ -378,11 +386,7 @@ int cmd_read(int argc, const char **argv)
 		status = cli_popt_error(con, "read", rc);
 		goto out;
 	}
-	if (poptPeekArg(con)) {
-		status = cli_usage_error("read", NULL, "unexpected argument '%s'",
-					 poptPeekArg(con));
-		goto out;
-	}
+	words = poptGetArgs(con);
 	if (read_clear && clear_only) {
 		status = cli_usage_error("read", NULL, "--read-clear and --clear cannot be "
 					 "used together");
@@ -401,10 +405,16 @@ int cmd_read(int argc, const char **argv)
 		if (status != 0)
 			goto out;
 	}
-	status = out_setup(&o, "read", 0);
+	status = out_setup(&o, "read", 0, words);
 	setup = 1;
 	if (status != 0)
 		goto out;
+	if (o.values && (read_clear || clear_only || sel.list_boots)) {
+		status = cli_usage_error("read", "--list-values", "cannot be used with %s",
+					 sel.list_boots ? "--list-boots" : read_clear ?
+					 "--read-clear" : "--clear");
+		goto out;
+	}
 	status = EXIT_FAIL;
 	path = cli_log_path(file_opt);
 	if (path == NULL)

@@ -169,11 +169,7 @@ void sel_free(struct selection *sel)
 	keep(&given.lines_arg, NULL);
 	for (size_t i = 0; i < sizeof(given.joined) / sizeof(given.joined[0]); i++)
 		keep(&given.joined[i], NULL);
-	for (size_t i = 0; i < sel->nheld; i++)
-		free((void *)sel->held[i].text);
-	free(sel->held);
-	sel->held = NULL;
-	sel->nheld = 0;
+	backlog_free(&sel->held);
 }
 
 /* Every boot of log, newest first, into *out (to free); their number or a code. */
@@ -307,49 +303,37 @@ fail:
 	return EXIT_FAIL;
 }
 
-/* A copy of rec that outlives the reader's next call; 0 or -ENOMEM. */
-static int hold(struct selection *sel, const struct kmsg_record *rec)
-{
-	char *copy;
-
-	if (sel->nheld == sel->cap) {
-		size_t cap = sel->cap ? sel->cap * 2 : 256;
-		struct kmsg_record *h = realloc(sel->held, cap * sizeof(*h));
-
-		if (h == NULL)
-			return -ENOMEM;
-		sel->held = h;
-		sel->cap = cap;
-	}
-	copy = malloc(rec->text_len + rec->fields_len + 1);
-	if (copy == NULL)
-		return -ENOMEM;
-	memcpy(copy, rec->text, rec->text_len);
-	memcpy(copy + rec->text_len, rec->fields, rec->fields_len);
-	sel->held[sel->nheld] = *rec;
-	sel->held[sel->nheld].text = copy;
-	sel->held[sel->nheld].fields = (const unsigned char *)copy + rec->text_len;
-	sel->nheld++;
-	return 0;
-}
-
 int sel_record(struct selection *sel, struct output *o, const struct kmsg_record *rec)
 {
 	if (rec->seq > sel->to && !(rec->flags & KMSG_GAP))
 		return 1;
 	if (!sel->reverse)
 		return out_record(o, rec);
-	return out_match(o, rec) ? hold(sel, rec) : 0;
+	return out_match(o, rec) ? backlog_add(&sel->held, rec) : 0;
 }
 
 int sel_end(struct selection *sel, struct output *o)
 {
-	int rc = 0;
+	struct kmsg_record rec;
+	int rc;
 
-	for (size_t i = sel->nheld; i-- > 0 && rc == 0;)
-		rc = out_record(o, &sel->held[i]);
+	while ((rc = backlog_pop(&sel->held, &rec)) > 0 && (rc = out_record(o, &rec)) == 0)
+		;
+	if (rc < 0)
+		return rc;
 	sel_free(sel);
-	return rc;
+	return 0;
+}
+
+int sel_said(const struct selection *sel)
+{
+	if (sel->held.failed == 0)
+		return 0;
+	cli_error("--reverse", "cannot keep the records to print in a temporary file "
+		  "in %s: %s (set TMPDIR to a directory with room, or select fewer "
+		  "records with -n, -b or --since)", sel->held.dir ? sel->held.dir : "/tmp",
+		  strerror(-sel->held.failed));
+	return 1;
 }
 
 /* A wall-clock time as journalctl --list-boots shows it, local time. */

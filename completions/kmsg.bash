@@ -111,7 +111,7 @@ _kmsg()
 			--max-text --sync --no-newline --cont --caller' ;;
 	read)   opts="-F --file -c --read-clear -C --clear -b --boot --list-boots
 			-n --lines --reverse $_kmsg_output_opts -P --nopager
-			$_kmsg_grep_opts" ;;
+			$_kmsg_grep_opts --list-values" ;;
 	follow) opts="-F --file -n --lines --fail-missing $_kmsg_output_opts
 			$_kmsg_grep_opts" ;;
 	clear)  opts='-F --file' ;;
@@ -141,6 +141,12 @@ _kmsg()
 		return ;;
 	read:-o | read:--output | follow:-o | follow:--output)
 		_kmsg_words short raw json json-pretty json-seq kmsg
+		return ;;
+	read:--list-values)
+		# the members by -o json's and journalctl's names; field keys are the user's
+		_kmsg_words seq seq_id boot_id pid caller facility facility_name level \
+			level_name text _BOOT_ID _PID SYSLOG_FACILITY PRIORITY MESSAGE \
+			SYSLOG_IDENTIFIER
 		return ;;
 	read:--output-fields | follow:--output-fields)
 		# the members; field keys are the user's
@@ -187,7 +193,8 @@ _kmsg()
 	esac
 	$split && return
 
-	# emit's words are the message; the others take no operand.
+	# emit's words are the message; read's and follow's are KEY=value
+	# matches (the user's); the others take no operand.
 	if [[ $cur == -* || $cmd != emit ]]; then
 		_kmsg_words "$opts" --help
 	fi

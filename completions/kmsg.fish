@@ -93,6 +93,7 @@ complete -c kmsg -n $c -s b -l boot -f -a '0 -1 -2 1' -d "only one boot's record
 complete -c kmsg -n $c -l list-boots -d "list the boots in the log"
 complete -c kmsg -n $c -s n -l lines -x -a '10 20 50' -d "only the last N records"
 complete -c kmsg -n $c -l reverse -d "newest records first"
+complete -c kmsg -n $c -l list-values -x -a 'seq seq_id boot_id pid caller facility facility_name level level_name text _BOOT_ID _PID SYSLOG_FACILITY PRIORITY MESSAGE SYSLOG_IDENTIFIER' -d "list the distinct values of a field or member"
 
 # kmsg follow
 set -l c '__kmsg_is follow'

@@ -1286,6 +1286,78 @@ Test(format, bad_options_are_refused)
 	cr_assert_null(f);
 }
 
+/* out (n bytes) is the string literal want */
+#define OUT_EQ(want) \
+	cr_assert(n == (int)sizeof(want) - 1 && memcmp(out, want, (size_t)n) == 0, \
+		  "%.*s", n, out)
+
+/* kmsg_fmt_opts.colors: a sequence per part, dmesg's for NULL, none for "". */
+Test(format, colors_from_the_options)
+{
+	struct kmsg_fmt_opts o = KMSG_FMT_OPTS_INIT;
+	struct kmsg_record err = mkrec(0, 3, NS, 0, "usb 1-1: bad");
+	struct kmsg_record seg = mkrec(0, 6, NS, 0, "a[1]: segfault at 0");
+	struct kmsg_fmt *f = NULL;
+	const char *out = NULL;
+	int n;
+
+	o.flags = KMSG_FMT_COLOR;
+	o.colors[KMSG_COLOR_TIME] = "";
+	o.colors[KMSG_COLOR_ERR] = "\033[1;31m";
+	cr_assert_eq(kmsg_fmt_new(&f, &o), 0);
+	/* the copies serve: the caller's strings may go */
+	o.colors[KMSG_COLOR_ERR] = "x";
+	n = kmsg_fmt_record(&out, f, &err);
+	cr_assert_gt(n, 0);
+	OUT_EQ("[    1.000000] \033[33musb 1-1: \033[0m"
+	       "\033[1;31mbad\033[0m\n");
+	n = kmsg_fmt_record(&out, f, &seg);
+	OUT_EQ("[    1.000000] \033[33ma[1]: \033[0m"
+	       "\033[2m\033[31msegfault at 0\033[0m\n");
+	kmsg_fmt_free(f);
+}
+
+/* A program built with version 1's struct, which ends before colors. */
+Test(format, colors_version_1)
+{
+	struct kmsg_fmt_opts_v1 {
+		unsigned version;
+		enum kmsg_output output;
+		enum kmsg_time_format time;
+		unsigned flags;
+	} *v1 = malloc(sizeof(*v1));
+	struct kmsg_record err = mkrec(0, 3, NS, 0, "bad");
+	struct kmsg_fmt *f = NULL;
+	const char *out = NULL;
+	int n;
+
+	*v1 = (struct kmsg_fmt_opts_v1){ 1, KMSG_OUT_SHORT, KMSG_TIME_MONO,
+					 KMSG_FMT_COLOR };
+	cr_assert_eq(kmsg_fmt_new(&f, (const struct kmsg_fmt_opts *)v1), 0);
+	free(v1);
+	n = kmsg_fmt_record(&out, f, &err);
+	OUT_EQ("\033[32m[    1.000000] \033[0m\033[31mbad\033[0m\n");
+	kmsg_fmt_free(f);
+}
+
+Test(format, colors_too_long_are_refused)
+{
+	struct kmsg_fmt_opts o = KMSG_FMT_OPTS_INIT;
+	struct kmsg_fmt *f = NULL;
+	char *big = malloc(KMSG_FMT_COLOR_MAX + 2);
+
+	memset(big, 'x', KMSG_FMT_COLOR_MAX + 1);
+	big[KMSG_FMT_COLOR_MAX + 1] = '\0';
+	o.flags = KMSG_FMT_COLOR;
+	o.colors[KMSG_COLOR_WARN] = big;
+	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
+	cr_assert_null(f);
+	big[KMSG_FMT_COLOR_MAX] = '\0';
+	cr_assert_eq(kmsg_fmt_new(&f, &o), 0);
+	kmsg_fmt_free(f);
+	free(big);
+}
+
 Test(format, defaults_and_bad_records)
 {
 	struct kmsg_record r = mkrec(0, 6, NS, 0, "x");
@@ -1475,12 +1547,21 @@ Test(format, caller_column)
 	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
 	cr_assert_eq(kmsg_fmt_caller(name, 4, &r), KMSG_EINVAL);
 
-	/* a version 1 struct has no caller_width: 5, dmesg -F's */
+	/* a version 1 struct has no caller_width: 5, dmesg -F's ... */
 	struct { unsigned v; enum kmsg_output out; enum kmsg_time_format t;
 		 unsigned flags; } v1 = { 1, KMSG_OUT_SHORT, KMSG_TIME_NOTIME,
 					  KMSG_FMT_CALLER };
 	cr_assert_eq(kmsg_fmt_new(&f, (const struct kmsg_fmt_opts *)(void *)&v1), 0);
 	r.caller = 5;
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(memcmp(out, "[   T5] hi\n", (size_t)n), 0, "%.*s", n, out);
+	kmsg_fmt_free(f);
+
+	/* nor a version 2 struct, which ends after colors */
+	struct { unsigned v; enum kmsg_output out; enum kmsg_time_format t;
+		 unsigned flags; const char *colors[KMSG_COLOR_COUNT]; } v2 =
+		{ 2, KMSG_OUT_SHORT, KMSG_TIME_NOTIME, KMSG_FMT_CALLER, { NULL } };
+	cr_assert_eq(kmsg_fmt_new(&f, (const struct kmsg_fmt_opts *)(void *)&v2), 0);
 	n = kmsg_fmt_record(&out, f, &r);
 	cr_assert_eq(memcmp(out, "[   T5] hi\n", (size_t)n), 0, "%.*s", n, out);
 	kmsg_fmt_free(f);

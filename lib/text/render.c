@@ -39,17 +39,23 @@
 #define PREFIX_MAX 256
 
 #define COLOR_RESET     "\033[0m"
-#define COLOR_SUBSYS    "\033[33m"
-#define COLOR_TIME      "\033[32m"
-#define COLOR_TIMEBREAK "\033[32m\033[1m"
-#define COLOR_SEGFAULT  "\033[2m\033[31m"
 
-/* dmesg's level colours; emerg has none there either. */
-static const char *const level_colors[8] = {
-	[1] = "\033[7m\033[31m",
-	[2] = "\033[1m\033[31m",
-	[3] = "\033[31m",
-	[4] = "\033[1m",
+/* dmesg's colours, for the parts kmsg_fmt_opts.colors leaves NULL. */
+static const char *const default_colors[KMSG_COLOR_COUNT] = {
+	[KMSG_COLOR_SUBSYS]    = "\033[33m",
+	[KMSG_COLOR_TIME]      = "\033[32m",
+	[KMSG_COLOR_TIMEBREAK] = "\033[32m\033[1m",
+	[KMSG_COLOR_ALERT]     = "\033[7m\033[31m",
+	[KMSG_COLOR_CRIT]      = "\033[1m\033[31m",
+	[KMSG_COLOR_ERR]       = "\033[31m",
+	[KMSG_COLOR_WARN]      = "\033[1m",
+	[KMSG_COLOR_SEGFAULT]  = "\033[2m\033[31m",
+};
+
+/* The colour of each level's text; emerg has none in dmesg either. */
+static const int level_colors[8] = {
+	-1, KMSG_COLOR_ALERT, KMSG_COLOR_CRIT, KMSG_COLOR_ERR, KMSG_COLOR_WARN,
+	-1, -1, -1,
 };
 
 /* dmesg -x spells warning "warn". */
@@ -58,7 +64,9 @@ static const char *const dmesg_levels[8] = {
 };
 
 struct kmsg_fmt {
-	struct kmsg_fmt_opts opts;
+	struct kmsg_fmt_opts opts; /* opts.colors point into color_buf */
+	char *color_buf;
+	size_t color_room;         /* the longest sequence and a reset */
 	char *buf;
 	size_t cap;
 
@@ -333,6 +341,17 @@ static char *put_who(const struct kmsg_fmt *f, char *p, const struct kmsg_record
 	return p;
 }
 
+/* Writes s (n bytes) in colour c; "" as c's sequence: no colour. */
+static char *put_color(const struct kmsg_fmt *f, char *p, int c,
+		       const char *s, size_t n)
+{
+	const char *seq = f->opts.colors[c];
+
+	p = put_cstr(p, seq);
+	p = put_str(p, s, n);
+	return *seq ? PUT_LIT(p, COLOR_RESET) : p;
+}
+
 /*
  * One line (or several, for text with newlines) of dmesg's output:
  * [decode] [time] text, with dmesg's colours.  An empty text is an empty
@@ -347,10 +366,10 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	int timebreak = 0, err = 0;
 	const char *text = rec->text;
 	size_t len = rec->text_len, indent = 0, sub, room;
-	const char *lc;
+	int lc;
 	char *p;
 
-	p = ensure(f, f->buf, PREFIX_MAX);
+	p = ensure(f, f->buf, PREFIX_MAX + f->color_room);
 	if (p == NULL)
 		return -ENOMEM;
 	if (len == 0) {
@@ -373,9 +392,9 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 		char *te = put_time_prefix(f, tb, rec, &timebreak);
 
 		if (te != tb) {
-			p = put_cstr(p, timebreak ? COLOR_TIMEBREAK : COLOR_TIME);
-			p = put_str(p, tb, (size_t)(te - tb));
-			p = PUT_LIT(p, COLOR_RESET);
+			p = put_color(f, p, timebreak ? KMSG_COLOR_TIMEBREAK :
+						       KMSG_COLOR_TIME, tb,
+				      (size_t)(te - tb));
 			indent += (size_t)(te - tb);
 		}
 	} else {
@@ -395,7 +414,7 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 		return -ENOMEM;
 	/* Counting the newlines is a pass over the text: short text gets
 	 * room for a newline in every byte instead, some KiB at most. */
-	room = 4 * len + 64;
+	room = 4 * len + 64 + 2 * f->color_room;
 	if (indent)
 		room += (len <= 256 ? len : kmsg__count_newlines(text, len)) * indent;
 	p = ensure(f, p, room);
@@ -405,19 +424,20 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	if (color) {
 		sub = subsys_len(text, len);
 		if (sub) {
-			p = PUT_LIT(p, COLOR_SUBSYS);
+			p = put_cstr(p, f->opts.colors[KMSG_COLOR_SUBSYS]);
 			p = kmsg__put_text(p, text, sub, indent, mode, ascii);
-			p = PUT_LIT(p, COLOR_RESET);
+			if (*f->opts.colors[KMSG_COLOR_SUBSYS])
+				p = PUT_LIT(p, COLOR_RESET);
 			text += sub;
 			len -= sub;
 		}
-		lc = rec->level < 8 ? level_colors[rec->level] : NULL;
-		if (lc == NULL && memmem(text, len, "segfault at", 11) != NULL)
-			lc = COLOR_SEGFAULT;
-		if (lc)
-			p = put_cstr(p, lc);
+		lc = rec->level < 8 ? level_colors[rec->level] : -1;
+		if (lc < 0 && memmem(text, len, "segfault at", 11) != NULL)
+			lc = KMSG_COLOR_SEGFAULT;
+		if (lc >= 0)
+			p = put_cstr(p, f->opts.colors[lc]);
 		p = kmsg__put_text(p, text, len, indent, mode, ascii);
-		if (lc)
+		if (lc >= 0 && *f->opts.colors[lc])
 			p = PUT_LIT(p, COLOR_RESET);
 	} else {
 		p = kmsg__put_text(p, text, len, indent, mode, ascii);
@@ -907,8 +927,39 @@ int kmsg_fmt_set_keys(struct kmsg_fmt *f, const char *keys)
 		   KMSG_FMT_NOESCAPE | KMSG_FMT_FIELDS | KMSG_FMT_ASCII | \
 		   KMSG_FMT_CALLER | KMSG_FMT_PID)
 
-/* What a version 1 struct kmsg_fmt_opts holds: everything before caller_width. */
-#define FMT_OPTS_V1_SIZE offsetof(struct kmsg_fmt_opts, caller_width)
+
+/*
+ * Points f->opts.colors at copies of the sequences it names (dmesg's own
+ * for NULL) in one block, and sets the room a colour takes.  Returns 0;
+ * -1 with color_buf NULL when memory ran out, with it set (to be freed)
+ * for a sequence longer than KMSG_FMT_COLOR_MAX.
+ */
+static int set_colors(struct kmsg_fmt *f)
+{
+	const char **c = f->opts.colors;
+	size_t total = 0, len[KMSG_COLOR_COUNT];
+	char *p;
+
+	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
+		if (c[i] == NULL)
+			c[i] = default_colors[i];
+		len[i] = strnlen(c[i], KMSG_FMT_COLOR_MAX + 1);
+		total += len[i] + 1;
+	}
+	p = f->color_buf = malloc(total);
+	if (p == NULL)
+		return -1;
+	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
+		if (len[i] > KMSG_FMT_COLOR_MAX)
+			return -1;
+		memcpy(p, c[i], len[i] + 1);
+		c[i] = p;
+		p += len[i] + 1;
+		if (len[i] + sizeof(COLOR_RESET) > f->color_room)
+			f->color_room = len[i] + sizeof(COLOR_RESET);
+	}
+	return 0;
+}
 
 /*
  * A renderer for opts (NULL: the defaults).  Unknown versions, outputs,
@@ -923,16 +974,30 @@ int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts)
 		return KMSG_EINVAL;
 	if (opts == NULL)
 		opts = &dflt;
-	if ((opts->version != 1 && opts->version != KMSG_FMT_OPTS_VERSION) ||
+	if (opts->version < 1 || opts->version > KMSG_FMT_OPTS_VERSION ||
 	    (unsigned)opts->output > KMSG_OUT_JSON_SEQ ||
 	    (unsigned)opts->time > KMSG_TIME_RAW || (opts->flags & ~FMT_FLAGS) ||
-	    (opts->version >= 2 && opts->caller_width > 16))
+	    (opts->version >= 3 && opts->caller_width > 16))
 		return KMSG_EINVAL;
 	f = calloc(1, sizeof(*f));
 	if (f == NULL)
 		return -ENOMEM;
-	/* a version 1 caller's struct ends before caller_width */
-	memcpy(&f->opts, opts, opts->version == 1 ? FMT_OPTS_V1_SIZE : sizeof(*opts));
+	/* an older struct ends before the members it did not have yet:
+	 * read no further */
+	if (opts->version == 1)
+		memcpy(&f->opts, opts, offsetof(struct kmsg_fmt_opts, colors));
+	else if (opts->version == 2)
+		memcpy(&f->opts, opts, offsetof(struct kmsg_fmt_opts, caller_width));
+	else
+		f->opts = *opts;
+	f->opts.version = KMSG_FMT_OPTS_VERSION;
+	if (set_colors(f) < 0) {
+		int rc = f->color_buf ? KMSG_EINVAL : -ENOMEM;
+
+		free(f->color_buf);
+		free(f);
+		return rc;
+	}
 	f->members = ALL_MEMBERS;
 	f->all_fields = 1;
 	*out = f;
@@ -944,6 +1009,7 @@ void kmsg_fmt_free(struct kmsg_fmt *f)
 	if (f == NULL)
 		return;
 	free(f->buf);
+	free(f->color_buf);
 	free(f->keys);
 	free(f->keyv);
 	free(f->sorted);

@@ -478,6 +478,9 @@ uint64_t kmsg_reader_position(const struct kmsg_reader *r);
  * timeout_ms passes (-1: no limit).  Returns 1 when there is something to
  * read, 0 on timeout, -EINTR if a signal arrived.  Writers wake waiters
  * through a futex in the shared mapping, so the wake-up takes microseconds.
+ * On a log cut short under the mapping (kmsg_log_file_changed() says
+ * KMSG_FILE_RESIZED) no writer can wake it: it then looks every 100 ms
+ * instead of sleeping, and the caller should open the log again.
  */
 int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms);
 
@@ -589,22 +592,45 @@ enum {
 };
 
 /*
- * Version 2 added caller_width; a version 1 struct (without it) is still
- * taken, as caller_width 0.
+ * The parts of the short output KMSG_FMT_COLOR colours, by dmesg's names
+ * for them in terminal-colors.d(5) scheme files: the time, the time of
+ * -H's first line of a minute or after a pause ("timebreak"), the
+ * subsystem prefix ("usb 1-1: "), the text of an alert, crit, err or warn
+ * record, and a "segfault at" in a record of another level.  A record of
+ * level emerg, notice, info or debug has no colour, as in dmesg.
  */
-#define KMSG_FMT_OPTS_VERSION 2
+enum kmsg_color {
+	KMSG_COLOR_SUBSYS, KMSG_COLOR_TIME, KMSG_COLOR_TIMEBREAK,
+	KMSG_COLOR_ALERT, KMSG_COLOR_CRIT, KMSG_COLOR_ERR, KMSG_COLOR_WARN,
+	KMSG_COLOR_SEGFAULT,
+	KMSG_COLOR_COUNT
+};
+
+/* The longest sequence kmsg_fmt_opts.colors may hold, NUL not counted. */
+#define KMSG_FMT_COLOR_MAX 256
+
+/*
+ * Version 2 added colors, version 3 caller_width; a program built with an
+ * older struct (which ends before them) still passes its version and gets
+ * dmesg's colours and caller_width 0.
+ */
+#define KMSG_FMT_OPTS_VERSION 3
 struct kmsg_fmt_opts {
 	unsigned version;              /* KMSG_FMT_OPTS_VERSION */
 	enum kmsg_output output;
 	enum kmsg_time_format time;
 	unsigned flags;                /* KMSG_FMT_* */
-	unsigned caller_width;         /* KMSG_FMT_CALLER and KMSG_FMT_PID in
-	                                  the short output: "[%*s] ", the
-	                                  name right-aligned in this many
-	                                  columns (0: 5, dmesg -F's width) */
+	/* since version 2: the sequence that starts each part's colour
+	 * (indexed by enum kmsg_color; "\033[0m" ends it); NULL for dmesg's
+	 * own, "" for none.  kmsg_fmt_new() copies them. */
+	const char *colors[KMSG_COLOR_COUNT];
+	/* since version 3: KMSG_FMT_CALLER and KMSG_FMT_PID in the short
+	 * output are "[%*s] ", the name right-aligned in this many columns,
+	 * at most 16 (0: 5, dmesg -F's width) */
+	unsigned caller_width;
 };
 #define KMSG_FMT_OPTS_INIT \
-	{ KMSG_FMT_OPTS_VERSION, KMSG_OUT_SHORT, KMSG_TIME_MONO, 0, 0 }
+	{ KMSG_FMT_OPTS_VERSION, KMSG_OUT_SHORT, KMSG_TIME_MONO, 0, { NULL }, 0 }
 
 /*
  * The caller of rec as KMSG_FMT_CALLER shows it, written into buf (size
@@ -621,7 +647,12 @@ int kmsg_fmt_caller(char *buf, size_t size, const struct kmsg_record *rec);
 
 struct kmsg_fmt;
 
-/* A renderer; it keeps the state deltas and reltime need between records. */
+/*
+ * A renderer; it keeps the state deltas and reltime need between records.
+ * opts NULL: the defaults.  Returns 0, -ENOMEM, or KMSG_EINVAL for an
+ * unknown version, output, time format or flag, or a colour sequence
+ * longer than KMSG_FMT_COLOR_MAX.
+ */
 int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts);
 void kmsg_fmt_free(struct kmsg_fmt *f);
 
