@@ -39,7 +39,7 @@ enum {
 	OPT_RAW, OPT_DECODE, OPT_JSON, OPT_OUTPUT, OPT_NOESCAPE, OPT_FIELDS,
 	OPT_COLOR, OPT_HUMAN, OPT_NOPAGER, OPT_LEVEL, OPT_FACILITY,
 	OPT_KERNEL, OPT_USER, OPT_SINCE, OPT_UNTIL, OPT_MATCH, OPT_QUIET,
-	OPT_OUTPUT_FIELDS,
+	OPT_OUTPUT_FIELDS, OPT_SHOW_CALLER, OPT_SHOW_PID,
 };
 
 enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
@@ -48,6 +48,7 @@ enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 static struct {
 	int time;            /* enum kmsg_time_format */
 	int delta, raw, decode, noescape, fields, human, nopager, quiet;
+	int show_caller, show_pid;
 	enum kmsg_output output;
 	enum color_mode color;
 	int color_given;
@@ -57,7 +58,7 @@ static struct {
 	int64_t since, until;
 	char **match;
 	size_t nmatch;
-	const char *output_fields; /* --output-fields, for the JSON records */
+	char *output_fields;  /* --output-fields, for the JSON records */
 	const char *conflict; /* an option -r cannot be used with */
 	char err[300];        /* the first bad option, for out_setup() */
 } args = {
@@ -225,7 +226,11 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 		set_output(arg);
 		break;
 	case OPT_OUTPUT_FIELDS:
-		args.output_fields = arg;
+		/* popt frees arg when it reads the next option */
+		free(args.output_fields);
+		args.output_fields = strdup(arg);
+		if (args.output_fields == NULL)
+			bad("%s", "out of memory");
 		break;
 	case OPT_NOESCAPE:
 		args.noescape = 1;
@@ -252,6 +257,12 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 		break;
 	case OPT_QUIET:
 		args.quiet = 1;
+		break;
+	case OPT_SHOW_CALLER:
+		args.show_caller = 1;
+		break;
+	case OPT_SHOW_PID:
+		args.show_pid = 1;
 		break;
 	case OPT_NOPAGER:
 		args.nopager = 1;
@@ -342,6 +353,12 @@ const struct poptOption output_options[] = {
 	  "only records written at or before TIME", "TIME" },
 	{ "match", '\0', POPT_ARG_STRING, NULL, OPT_MATCH,
 	  "only records with this field (repeat: all must match)", "KEY=VALUE" },
+	{ "show-caller", '\0', POPT_ARG_NONE, NULL, OPT_SHOW_CALLER,
+	  "who wrote each record: dmesg 2.40's caller column (T123, a thread) "
+	  "and -J key", NULL },
+	{ "show-pid", '\0', POPT_ARG_NONE, NULL, OPT_SHOW_PID,
+	  "the process that wrote each record: a column (P456) and -J key",
+	  NULL },
 	{ "quiet", 'q', POPT_ARG_NONE, NULL, OPT_QUIET,
 	  "no \"-- Boot ID --\" line where the records of another boot begin", NULL },
 	POPT_TABLEEND
@@ -938,6 +955,28 @@ static int utf8_locale(void)
 	return utf8;
 }
 
+/*
+ * The width of the caller column as dmesg 2.40 pads it for the records of
+ * /dev/kmsg: the length of /proc/sys/kernel/pid_max's text, its newline
+ * counted (so "32768\n" gives 6, "4194304\n" 8: one more than the digits,
+ * as dmesg counts), or 11 when it cannot be read (dmesg's default: the
+ * digits of INT_MAX and one).
+ */
+static unsigned pid_max_width(void)
+{
+	char buf[24];
+	ssize_t n = -1;
+	int fd = open("/proc/sys/kernel/pid_max", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf));
+		close(fd);
+	}
+	if (n <= 0)
+		return 11;
+	return (unsigned)strnlen(buf, (size_t)n);
+}
+
 int out_setup(struct output *o, const char *cmd, int follow, const char *const *words)
 {
 	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
@@ -990,6 +1029,19 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 			return rc;
 		o->pager = args.human && !args.nopager && !follow;
 	}
+	if (json_records && (args.show_caller || args.show_pid))
+		return cli_usage_error(cmd, args.show_caller ? "--show-caller" : "--show-pid",
+				       "not with -o json, json-pretty or json-seq, whose "
+				       "records always have pid and caller");
+	if (args.output == KMSG_OUT_KMSG && args.show_pid)
+		return cli_usage_error(cmd, "--show-pid", "not with -o kmsg: the "
+				       "/dev/kmsg format has no place for a pid");
+	if (args.show_caller)
+		fo.flags |= KMSG_FMT_CALLER;
+	if (args.show_pid)
+		fo.flags |= KMSG_FMT_PID;
+	if (args.show_caller || args.show_pid)
+		fo.caller_width = pid_max_width();
 	o->fo = fo;
 	o->quiet = args.quiet;
 	rc = kmsg_fmt_new(&o->fmt, &fo);
@@ -1043,6 +1095,29 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 		return EXIT_FAIL;
 	}
 	return 0;
+}
+
+/* A new renderer for o->fo in place of o->fmt (left as it was on
+ * failure), with no state of the records before.  0 or -ENOMEM. */
+static int renew_fmt(struct output *o)
+{
+	struct kmsg_fmt *f;
+	int rc = kmsg_fmt_new(&f, &o->fo);
+
+	if (rc < 0)
+		return rc;
+	kmsg_fmt_free(o->fmt);
+	o->fmt = f;
+	return 0;
+}
+
+int out_text_input(struct output *o)
+{
+	if (!(o->fo.flags & (KMSG_FMT_CALLER | KMSG_FMT_PID)))
+		return 0;
+	/* dmesg -F pads the caller to the width of SHRT_MAX's digits */
+	o->fo.caller_width = 5;
+	return renew_fmt(o);
 }
 
 static void pager_end(struct output *o);
@@ -1151,7 +1226,6 @@ static int out_put(struct output *o, const char *p, size_t n)
  */
 static int new_boot(struct output *o, const struct kmsg_record *rec)
 {
-	struct kmsg_fmt *f;
 	char line[64];
 	int rc;
 
@@ -1162,12 +1236,7 @@ static int new_boot(struct output *o, const struct kmsg_record *rec)
 		if (rc < 0)
 			return rc;
 	}
-	rc = kmsg_fmt_new(&f, &o->fo);
-	if (rc < 0)
-		return rc;
-	kmsg_fmt_free(o->fmt);
-	o->fmt = f;
-	return 0;
+	return renew_fmt(o);
 }
 
 int out_record(struct output *o, const struct kmsg_record *rec)

@@ -154,6 +154,13 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 /* Frees what out_setup() made; ends the pager if one runs. */
 void out_free(struct output *o);
 
+/*
+ * The input is dmesg text (-F): the caller and pid columns take dmesg
+ * -F's width, not the one of a log's records.  Call before the first
+ * record.  0 or -ENOMEM.
+ */
+int out_text_input(struct output *o);
+
 /* 1 if rec passes the level, facility, time and field filters, else 0. */
 int out_match(const struct output *o, const struct kmsg_record *rec);
 

@@ -151,7 +151,7 @@ static int read_text(struct output *o, struct src *s)
 	    !o->prio_filter && !(o->fo.flags & (KMSG_FMT_DECODE | KMSG_FMT_COLOR)) &&
 	    !match_prio(o->matches) && !values_prio(o->values))
 		t.flags = KMSG_DMESG_SKIP_PRIO;
-	if (buf == NULL) {
+	if (buf == NULL || out_text_input(o) < 0) {
 		cli_error(NULL, "out of memory");
 		goto out;
 	}

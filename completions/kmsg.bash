@@ -20,7 +20,8 @@ _kmsg_output_opts='-T --ctime -e --reltime -d --show-delta -t --notime
 	--time-format -r --raw -x --decode -J --json -o --output --output-fields
 	--noescape
 	--fields -L --color -H --human -l --level -f --facility
-	-k --kernel -u --userspace --since --until --match -q --quiet'
+	-k --kernel -u --userspace --since --until --match -q --quiet
+	--show-caller --show-pid'
 # The text and writer filters read and follow share (cmd/grep.c).
 _kmsg_grep_opts='-g --grep --case-sensitive --pid'
 # journalctl's cursors, in read and follow (cmd/cursor.c).

@@ -124,6 +124,8 @@ complete -c kmsg -n $c -l since -x -a 'now today yesterday tomorrow' -d "records
 complete -c kmsg -n $c -l until -x -a 'now today yesterday tomorrow' -d "records at or before TIME"
 complete -c kmsg -n $c -l match -x -d "only records with field KEY=VALUE"
 complete -c kmsg -n $c -s q -l quiet -d "no line where another boot's records begin"
+complete -c kmsg -n $c -l show-caller -d "who wrote each record, as dmesg 2.40: [  T123]"
+complete -c kmsg -n $c -l show-pid -d "the process that wrote each record: [  P456]"
 
 # the text and writer filters of read and follow (cmd/grep.c)
 complete -c kmsg -n $c -s g -l grep -x -d "only records whose text matches a PCRE2 pattern"

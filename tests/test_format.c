@@ -1272,6 +1272,8 @@ Test(format, bad_options_are_refused)
 	cr_assert_eq(kmsg_fmt_new(NULL, &o), KMSG_EINVAL);
 	o.version = 0;
 	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
+	o.version = KMSG_FMT_OPTS_VERSION + 1;
+	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
 	o.version = KMSG_FMT_OPTS_VERSION;
 	o.flags = 1u << 20;
 	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
@@ -1440,6 +1442,129 @@ Test(format, parse_optional_parts)
 	r = parse_ok("<6>[12]  two spaces", 0);
 	cr_assert_eq(r.boot_ns, 12 * NS);
 	assert_text(&r, " two spaces");
+}
+
+/*
+ * dmesg 2.40 and later print the kernel's caller after the time:
+ * "[%*s] " with the id right-aligned (sys-utils/dmesg.c of v2.40), and
+ * read it back from -F text after the time: "[", spaces, T or C, the
+ * number, "]".  The expected values are written from that source: the
+ * dmesg installed here (2.38) knows no caller.
+ */
+Test(format, parse_caller_column)
+{
+	struct kmsg_record r;
+	char name[12];
+
+	r = parse_ok("<6>[    1.234567] [  T123] hello", 0);
+	cr_assert_eq(r.caller, 123);
+	cr_assert_eq(r.flags, KMSG_KERNEL_CALLER);
+	cr_assert_eq(r.boot_ns, 1234567000);
+	assert_text(&r, "hello");
+	cr_assert_eq(kmsg_fmt_caller(name, sizeof(name), &r), 4);
+	cr_assert_str_eq(name, "T123");
+
+	/* a CPU, in the kernel's encoding; and the idle task, T0 */
+	r = parse_ok("<4>[    2.000000] [    C3] irq", 0);
+	cr_assert_eq(r.caller, 0x80000003u);
+	cr_assert_eq(kmsg_fmt_caller(name, sizeof(name), &r), 2);
+	cr_assert_str_eq(name, "C3");
+	r = parse_ok("<6>[    0.000000] [    T0] Linux version", 0);
+	cr_assert_eq(r.caller, 0);
+	cr_assert_eq(r.flags, KMSG_KERNEL_CALLER);
+	cr_assert_eq(kmsg_fmt_caller(name, sizeof(name), &r), 2);
+	cr_assert_str_eq(name, "T0");
+	assert_text(&r, "Linux version");
+
+	/* no padding, no time, no priority: still the column */
+	r = parse_ok("<6>[T4194303]x", 0);
+	cr_assert_eq(r.caller, 4194303);
+	assert_text(&r, "x");
+	r = parse_ok("[ T9] t", 0);
+	cr_assert_eq(r.caller, 9);
+	assert_text(&r, "t");
+
+	/* what is not the column stays text, and the record has no caller */
+	static const char *const text[] = {
+		"<6>[    1.000000] [ ok] done", "<6>[    1.000000] [T] x",
+		"<6>[    1.000000] [T12 x", "<6>[    1.000000] [T2147483648] x",
+		"<6>[    1.000000] [X12] x", "<6>[    1.000000] [T-1] x",
+		"<6>[    1.000000] [T1x] y", "<6>[    1.000000] [T1",
+	};
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+		r = parse_ok(text[i], 0);
+		cr_assert_eq(r.flags, 0, "%s", text[i]);
+		cr_assert_eq(r.caller, 0, "%s", text[i]);
+		assert_text(&r, text[i] + 18);
+		cr_assert_eq(kmsg_fmt_caller(name, sizeof(name), &r), 0);
+		cr_assert_str_eq(name, "");
+	}
+	/* the largest thread id the kernel's encoding leaves */
+	r = parse_ok("[    1.000000] [T2147483647] x", 0);
+	cr_assert_eq(r.caller, 0x7fffffffu);
+}
+
+/* What the caller column and -J's key show for each kind of caller. */
+Test(format, caller_column)
+{
+	struct kmsg_fmt_opts o = KMSG_FMT_OPTS_INIT;
+	struct kmsg_record r = { .boot_ns = 1234567000, .facility = 1, .level = 6,
+				 .text = "hi", .text_len = 2, .pid = 456,
+				 .caller = 123 };
+	struct kmsg_fmt *f;
+	const char *out;
+	char name[12];
+	int n;
+
+	o.flags = KMSG_FMT_CALLER;
+	o.caller_width = 6;
+	cr_assert_eq(kmsg_fmt_new(&f, &o), 0);
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(n, (int)strlen("[    1.234567] [  T123] hi\n"));
+	cr_assert_eq(memcmp(out, "[    1.234567] [  T123] hi\n", (size_t)n), 0, "%.*s", n, out);
+	/* a writer of another pid namespace: its pid there, not the hash */
+	r.caller = kmsg_caller_id(77) | 0x80000000u;
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(memcmp(out, "[    1.234567] [  P456] hi\n", (size_t)n), 0, "%.*s", n, out);
+	/* no caller: no column, as dmesg 2.40 */
+	r.caller = 0;
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(memcmp(out, "[    1.234567] hi\n", (size_t)n), 0, "%.*s", n, out);
+	kmsg_fmt_free(f);
+
+	/* wider than the width: not cut; the pid column after the caller */
+	o.flags = KMSG_FMT_CALLER | KMSG_FMT_PID;
+	o.caller_width = 3;
+	cr_assert_eq(kmsg_fmt_new(&f, &o), 0);
+	r.caller = 4194303;
+	r.pid = 7;
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(memcmp(out, "[    1.234567] [T4194303] [ P7] hi\n", (size_t)n), 0,
+		     "%.*s", n, out);
+	kmsg_fmt_free(f);
+
+	o.caller_width = 17;
+	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
+	cr_assert_eq(kmsg_fmt_caller(name, 4, &r), KMSG_EINVAL);
+
+	/* a version 1 struct has no caller_width: 5, dmesg -F's ... */
+	struct { unsigned v; enum kmsg_output out; enum kmsg_time_format t;
+		 unsigned flags; } v1 = { 1, KMSG_OUT_SHORT, KMSG_TIME_NOTIME,
+					  KMSG_FMT_CALLER };
+	cr_assert_eq(kmsg_fmt_new(&f, (const struct kmsg_fmt_opts *)(void *)&v1), 0);
+	r.caller = 5;
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(memcmp(out, "[   T5] hi\n", (size_t)n), 0, "%.*s", n, out);
+	kmsg_fmt_free(f);
+
+	/* nor a version 2 struct, which ends after colors */
+	struct { unsigned v; enum kmsg_output out; enum kmsg_time_format t;
+		 unsigned flags; const char *colors[KMSG_COLOR_COUNT]; } v2 =
+		{ 2, KMSG_OUT_SHORT, KMSG_TIME_NOTIME, KMSG_FMT_CALLER, { NULL } };
+	cr_assert_eq(kmsg_fmt_new(&f, (const struct kmsg_fmt_opts *)(void *)&v2), 0);
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(memcmp(out, "[   T5] hi\n", (size_t)n), 0, "%.*s", n, out);
+	kmsg_fmt_free(f);
 }
 
 static struct kmsg_record parse_flags_ok(const char *line, unsigned flags)

@@ -16,6 +16,11 @@
  *    decodes them as kmsg does).
  *  - JSON follows dmesg 2.41 (2.38 repeats the file in every "msg" and
  *    computes "pri" wrongly), and an empty document is still valid JSON.
+ *
+ * The caller column (KMSG_FMT_CALLER) and -J's "caller" key are dmesg
+ * 2.40's, which shows them whenever the kernel's records carry a caller;
+ * kmsg shows them only when asked, so that its default output stays the
+ * 2.38 output people's scripts read.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memmem */
@@ -278,6 +283,64 @@ static char *put_fields(struct kmsg_fmt *f, char *p,
 	return p;
 }
 
+int kmsg_fmt_caller(char *buf, size_t size, const struct kmsg_record *rec)
+{
+	char tmp[12], *p = tmp;
+
+	if (buf == NULL || rec == NULL || size == 0)
+		return KMSG_EINVAL;
+	if (rec->flags & KMSG_KERNEL_CALLER) {
+		/* the kernel's encoding: the top bit marks a CPU */
+		*p++ = rec->caller & 0x80000000u ? 'C' : 'T';
+		p = put_u64(p, rec->caller & 0x7fffffffu);
+	} else if (rec->caller == 0 ||
+		   ((rec->caller & 0x80000000u) && rec->pid == 0)) {
+		*p = '\0';
+	} else if (rec->caller & 0x80000000u) {
+		/* kmsg_caller_id() of another pid namespace */
+		*p++ = 'P';
+		p = put_u64(p, rec->pid);
+	} else {
+		*p++ = 'T';
+		p = put_u64(p, rec->caller);
+	}
+	if ((size_t)(p - tmp) >= size)
+		return KMSG_EINVAL;
+	memcpy(buf, tmp, (size_t)(p - tmp));
+	buf[p - tmp] = '\0';
+	return (int)(p - tmp);
+}
+
+/*
+ * The caller and pid columns of the short output, as dmesg 2.40 writes
+ * its caller column: "[%*s] ", the name right-aligned in caller_width
+ * columns (wider names are not cut); none for a record without one.
+ * Needs 2 * 32 bytes.
+ */
+static char *put_who(const struct kmsg_fmt *f, char *p, const struct kmsg_record *rec)
+{
+	unsigned width = f->opts.caller_width ? f->opts.caller_width : 5;
+	char name[12];
+	size_t n;
+
+	for (int col = 0; col < 2; col++) {
+		if (col == 0 && (f->opts.flags & KMSG_FMT_CALLER))
+			n = (size_t)kmsg_fmt_caller(name, sizeof(name), rec);
+		else if (col == 1 && (f->opts.flags & KMSG_FMT_PID) && rec->pid)
+			name[0] = 'P', n = (size_t)(put_u64(name + 1, rec->pid) - name);
+		else
+			continue;
+		if (n == 0)
+			continue;
+		*p++ = '[';
+		for (size_t i = n; i < width; i++)
+			*p++ = ' ';
+		p = put_str(p, name, n);
+		p = PUT_LIT(p, "] ");
+	}
+	return p;
+}
+
 /* Writes s (n bytes) in colour c; "" as c's sequence: no colour. */
 static char *put_color(const struct kmsg_fmt *f, char *p, int c,
 		       const char *s, size_t n)
@@ -339,6 +402,12 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 
 		p = put_time_prefix(f, p, rec, &timebreak);
 		indent += (size_t)(p - ts);
+	}
+	if (flags & (KMSG_FMT_CALLER | KMSG_FMT_PID)) {
+		char *ws = p;
+
+		p = put_who(f, p, rec);
+		indent += (size_t)(p - ws);
 	}
 
 	if (len > (size_t)INT_MAX / 8)
@@ -426,6 +495,20 @@ static int render_json(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	}
 	p = PUT_LIT(p, JSON_IND "\"time\": ");
 	p = put_fixed(p, rec->boot_ns / 1000, 12, 0);
+	if (f->opts.flags & KMSG_FMT_CALLER) {
+		char name[12];
+
+		/* dmesg 2.40's key, only for a record with a caller */
+		if (kmsg_fmt_caller(name, sizeof(name), rec) > 0) {
+			p = PUT_LIT(p, ",\n" JSON_IND "\"caller\": \"");
+			p = put_cstr(p, name);
+			*p++ = '"';
+		}
+	}
+	if ((f->opts.flags & KMSG_FMT_PID) && rec->pid) {
+		p = PUT_LIT(p, ",\n" JSON_IND "\"pid\": ");
+		p = put_u64(p, rec->pid);
+	}
 	p = PUT_LIT(p, ",\n" JSON_IND "\"msg\": \"");
 	if (len)
 		p = kmsg__put_json_text(p, rec->text, len,
@@ -465,6 +548,15 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	p = put_i64(p, rec->boot_ns / 1000);
 	*p++ = ',';
 	*p++ = (rec->flags & KMSG_FRAGMENT) ? 'c' : '-';
+	if (f->opts.flags & KMSG_FMT_CALLER) {
+		char name[12];
+
+		/* where the kernel puts its caller (CONFIG_PRINTK_CALLER) */
+		if (kmsg_fmt_caller(name, sizeof(name), rec) > 0) {
+			p = PUT_LIT(p, ",caller=");
+			p = put_cstr(p, name);
+		}
+	}
 	*p++ = ';';
 	if (len)
 		p = kmsg__put_kmsg_text(p, rec->text, len);
@@ -706,7 +798,9 @@ static int render_json_record(struct kmsg_fmt *f, const struct kmsg_record *rec)
 			w.p = put_json_u64_or_null(w.p, rec->pid);
 			break;
 		case M_CALLER:
-			w.p = put_json_u64_or_null(w.p, rec->caller);
+			/* the kernel's T0 (its idle task) is a caller */
+			w.p = rec->flags & KMSG_KERNEL_CALLER ? put_u64(w.p, rec->caller)
+				: put_json_u64_or_null(w.p, rec->caller);
 			break;
 		case M_FACILITY:
 			w.p = prio ? put_u64(w.p, rec->facility) : PUT_LIT(w.p, "null");
@@ -830,7 +924,9 @@ int kmsg_fmt_set_keys(struct kmsg_fmt *f, const char *keys)
 /* The renderer                                                        */
 
 #define FMT_FLAGS (KMSG_FMT_DECODE | KMSG_FMT_SHOWDELTA | KMSG_FMT_COLOR | \
-		   KMSG_FMT_NOESCAPE | KMSG_FMT_FIELDS | KMSG_FMT_ASCII)
+		   KMSG_FMT_NOESCAPE | KMSG_FMT_FIELDS | KMSG_FMT_ASCII | \
+		   KMSG_FMT_CALLER | KMSG_FMT_PID)
+
 
 /*
  * Points f->opts.colors at copies of the sequences it names (dmesg's own
@@ -878,16 +974,20 @@ int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts)
 		return KMSG_EINVAL;
 	if (opts == NULL)
 		opts = &dflt;
-	if ((opts->version != 1 && opts->version != KMSG_FMT_OPTS_VERSION) ||
+	if (opts->version < 1 || opts->version > KMSG_FMT_OPTS_VERSION ||
 	    (unsigned)opts->output > KMSG_OUT_JSON_SEQ ||
-	    (unsigned)opts->time > KMSG_TIME_RAW || (opts->flags & ~FMT_FLAGS))
+	    (unsigned)opts->time > KMSG_TIME_RAW || (opts->flags & ~FMT_FLAGS) ||
+	    (opts->version >= 3 && opts->caller_width > 16))
 		return KMSG_EINVAL;
 	f = calloc(1, sizeof(*f));
 	if (f == NULL)
 		return -ENOMEM;
-	/* version 1's struct ends before colors: read no further */
+	/* an older struct ends before the members it did not have yet:
+	 * read no further */
 	if (opts->version == 1)
 		memcpy(&f->opts, opts, offsetof(struct kmsg_fmt_opts, colors));
+	else if (opts->version == 2)
+		memcpy(&f->opts, opts, offsetof(struct kmsg_fmt_opts, caller_width));
 	else
 		f->opts = *opts;
 	f->opts.version = KMSG_FMT_OPTS_VERSION;

@@ -151,6 +151,10 @@ case_ "--output-fields with a name that is neither a member nor a key"
 expect_status 2 "$KMSG" read -F "$L" -o json --output-fields text,bogus
 expect_grep "'text,bogus': not a list of member names" "$T/err"
 expect_status 2 "$KMSG" read -F "$L" -o json --output-fields ""
+case_ "--output-fields followed by another option keeps its own list"
+"$KMSG" read -F "$L" -o json --output-fields seq --until now >"$T/out" 2>"$T/err"
+expect_eq 0 $? "status"
+expect_eq '{"seq":1}' "$(head -1 "$T/out")" "the first record"
 case_ "--output-fields with an output that has no keys"
 expect_status 2 "$KMSG" read -F "$L" --output-fields text
 expect_grep "only with -o json" "$T/err"

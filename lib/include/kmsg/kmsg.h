@@ -275,6 +275,11 @@ enum {
 	                           that never finished (their writer died, or was
 	                           stopped and passed over, and then appended its
 	                           record again), none a record evicted unread */
+	KMSG_KERNEL_CALLER = 1 << 6, /* (read side, records parsed from dmesg
+	                           text) caller is the kernel's printk caller
+	                           id the text showed: a thread id ("T123",
+	                           "T0" included) or 0x80000000 + a CPU number
+	                           ("C3") */
 };
 
 #define KMSG_ENTRY_VERSION 1
@@ -337,7 +342,7 @@ struct kmsg_record {
 	unsigned facility;
 	unsigned level;
 	unsigned flags;         /* KMSG_FRAGMENT, KMSG_BEGIN, KMSG_PARTIAL, KMSG_GAP,
-	                           KMSG_UNFINISHED */
+	                           KMSG_UNFINISHED, KMSG_KERNEL_CALLER */
 	const char *text;       /* not NUL-terminated; may hold any bytes */
 	size_t text_len;
 	const unsigned char *fields; /* walk with kmsg_field_next() */
@@ -611,7 +616,8 @@ enum kmsg_output {
  * then each field under its own key, in the order of the keys (a key
  * given more than once has an array of its values, in the record's
  * order).  A member the record lacks is null: seq_id, boot_id, pid and
- * caller when 0, facility and level for text that named no priority.
+ * caller when 0 (but the kernel's caller 0, KMSG_KERNEL_CALLER's "T0"),
+ * facility and level for text that named no priority.
  * Text and field values that are valid UTF-8 are JSON strings (controls,
  * DEL, C1 and bidi controls as \uXXXX unless KMSG_FMT_NOESCAPE); any
  * other is an array of its byte values, as journalctl shows binary data.
@@ -627,6 +633,15 @@ enum {
 	KMSG_FMT_ASCII    = 1 << 5, /* short output: every byte >= 0x80 as \xNN,
 	                               for a terminal whose charset is not
 	                               UTF-8 (JSON stays UTF-8) */
+	KMSG_FMT_CALLER   = 1 << 6, /* who wrote the record, as dmesg 2.40
+	                               shows the kernel's caller (see
+	                               kmsg_fmt_caller()): short output
+	                               "[  T123] " after the time, dmesg's
+	                               JSON "caller": "T123" after "time",
+	                               /dev/kmsg ",caller=T123" after flags */
+	KMSG_FMT_PID      = 1 << 7, /* the record's pid: short output
+	                               "[  P456] " after the caller, dmesg's
+	                               JSON "pid": 456 after it */
 };
 
 /*
@@ -648,10 +663,11 @@ enum kmsg_color {
 #define KMSG_FMT_COLOR_MAX 256
 
 /*
- * Version 2 added colors; a program built with version 1's struct (without
- * it) still passes version 1 and gets dmesg's colours.
+ * Version 2 added colors, version 3 caller_width; a program built with an
+ * older struct (which ends before them) still passes its version and gets
+ * dmesg's colours and caller_width 0.
  */
-#define KMSG_FMT_OPTS_VERSION 2
+#define KMSG_FMT_OPTS_VERSION 3
 struct kmsg_fmt_opts {
 	unsigned version;              /* KMSG_FMT_OPTS_VERSION */
 	enum kmsg_output output;
@@ -661,9 +677,26 @@ struct kmsg_fmt_opts {
 	 * (indexed by enum kmsg_color; "\033[0m" ends it); NULL for dmesg's
 	 * own, "" for none.  kmsg_fmt_new() copies them. */
 	const char *colors[KMSG_COLOR_COUNT];
+	/* since version 3: KMSG_FMT_CALLER and KMSG_FMT_PID in the short
+	 * output are "[%*s] ", the name right-aligned in this many columns,
+	 * at most 16 (0: 5, dmesg -F's width) */
+	unsigned caller_width;
 };
 #define KMSG_FMT_OPTS_INIT \
-	{ KMSG_FMT_OPTS_VERSION, KMSG_OUT_SHORT, KMSG_TIME_MONO, 0, { NULL } }
+	{ KMSG_FMT_OPTS_VERSION, KMSG_OUT_SHORT, KMSG_TIME_MONO, 0, { NULL }, 0 }
+
+/*
+ * The caller of rec as KMSG_FMT_CALLER shows it, written into buf (size
+ * bytes, 12 are always enough) with a NUL: "T<id>" for a thread id, which
+ * is what records of this machine's initial pid namespace carry (kmsg
+ * emit's: the shell that ran it); "C<n>" for a CPU number, as the kernel's
+ * text shows it (KMSG_KERNEL_CALLER); for a writer in another pid
+ * namespace, whose caller is a number made from its thread id there and
+ * the namespace, which names nobody here: "P<pid>", its process id in
+ * that namespace.  Returns the length, 0 (buf "") for a record that
+ * carries no caller, or KMSG_EINVAL (buf too small).
+ */
+int kmsg_fmt_caller(char *buf, size_t size, const struct kmsg_record *rec);
 
 struct kmsg_fmt;
 
@@ -739,8 +772,11 @@ int kmsg_json_escape(char *buf, size_t size, const char *text, size_t len,
  * and dmesg's level and facility filters leave it out.  A record without
  * a time is at time 0.  boot_ns is the time given, real_ns is
  * boot_real_ns + boot_ns: pass the machine's boot time as dmesg -F
- * computes it (kmsg_dmesg_boot_time()) to match its output.  Returns
- * 1 for a record, 0 for a line that holds none (empty), or KMSG_EINVAL.
+ * computes it (kmsg_dmesg_boot_time()) to match its output.  The caller
+ * column dmesg 2.40 and later print after the time ("[  T123] " or
+ * "[    C3] ") is taken out of the text into caller, with the flag
+ * KMSG_KERNEL_CALLER.  Returns 1 for a record, 0 for a line that holds
+ * none (empty), or KMSG_EINVAL.
  */
 int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
 		     int64_t boot_real_ns);
