@@ -141,15 +141,13 @@ TMPDIR=$T/none expect_status 0 "$KMSG" read --reverse  # a small log needs no fi
 case_ "kmsg follow says where another boot begins too, -n as before"
 "$KMSG" follow -t -n 4 >"$T/f.out" 2>"$T/f.err" &
 fpid=$!
-for _ in $(seq 100); do grep -q '^two$' "$T/f.out" && break; sleep 0.05; done
-kill -INT $fpid
-wait $fpid
+wait_for '^two$' "$T/f.out" || fail "follow printed nothing"
+stop_bg $fpid INT
 expect_eq "$(b 3)|-- Boot $C --|one|bad|two" "$(paste -sd'|' "$T/f.out")"
 "$KMSG" follow -q -t -n 2 >"$T/f.out" 2>"$T/f.err" &
 fpid=$!
-for _ in $(seq 100); do grep -q '^two$' "$T/f.out" && break; sleep 0.05; done
-kill -INT $fpid
-wait $fpid
+wait_for '^two$' "$T/f.out" || fail "follow printed nothing"
+stop_bg $fpid INT
 expect_eq "bad|two" "$(paste -sd'|' "$T/f.out")" "follow -q -n 2"
 
 case_ "a dump keeps its boots; dmesg text has none"

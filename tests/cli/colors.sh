@@ -209,8 +209,7 @@ echo "err 1;35" >"$TD/kmsg.scheme"
 "$KMSG" follow -F "$L" -n all --color=always >"$T/f.out" 2>"$T/f.err" &
 fpid=$!
 wait_for 'fire' "$T/f.out" || fail "follow printed nothing"
-kill -INT $fpid
-wait $fpid
+stop_bg $fpid INT
 expect_grep $'\033\[1;35mdisk on fire' "$T/f.out"
 if [ $have_script = 1 ]; then
 	touch "$TD/dmesg.disable"

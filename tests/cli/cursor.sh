@@ -238,8 +238,7 @@ wait_for '^f3$' "$T/fout" || fail "follow did not start after the cursor"
 KMSG_FILE=$F "$KMSG" emit f4
 KMSG_FILE=$F "$KMSG" emit --no-newline "open"
 wait_for '^f4$' "$T/fout"
-kill -INT $fp
-wait $fp
+stop_bg $fp INT
 expect_eq 0 $? "status after SIGINT"
 expect_eq "f3|f4|open|-- cursor: " "$(sed 's/\(-- cursor: \).*/\1/' "$T/fout" | paste -sd'|')" \
 	"the line left open shown before the cursor"
@@ -248,8 +247,7 @@ KMSG_FILE=$F "$KMSG" emit f5
 KMSG_FILE=$F "$KMSG" follow -t --cursor-file "$T/f.cf" >"$T/fout" 2>"$T/ferr" &
 fp=$!
 wait_for '^f5$' "$T/fout" || fail "follow did not go on from the cursor file"
-kill -TERM $fp
-wait $fp
+stop_bg $fp TERM
 expect_eq "f5" "$(cat "$T/fout")" "after SIGTERM: only the new record"
 expect_grep ';i=6;' "$T/f.cf"
 

@@ -182,8 +182,7 @@ fpid=$!
 for _ in $(seq 100); do [ -s "$T/f.out" ] && break; sleep 0.05; done
 "$KMSG" emit -F "$L" --field K=v "followed"
 for _ in $(seq 100); do [ "$(wc -l <"$T/f.out")" -ge 2 ] && break; sleep 0.05; done
-kill -TERM $fpid
-wait $fpid
+stop_bg $fpid TERM
 expect_eq 2 "$(python3 -c 'import json, sys
 print(sum(1 for l in open(sys.argv[1]) if json.loads(l)))' "$T/f.out")" "objects followed"
 expect_grep '"text":"followed","K":"v"}$' "$T/f.out"

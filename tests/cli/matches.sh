@@ -189,8 +189,7 @@ wait_for "net\[200\]: link up" "$T/f.out" || fail "no history within 5 s"
 "$KMSG" emit -F "$L" -p user.err "an error"
 "$KMSG" emit -F "$L" --field UNIT=net "net again"
 wait_for "net again" "$T/f.out" || fail "a new matching record did not show"
-kill -INT $fpid
-wait $fpid
+stop_bg $fpid INT
 expect_eq 0 $? "follow's status"
 printf '%s\n' "net[200]: link down" "net[200]: link up" "an error" "net again" >"$T/want"
 expect_file_eq "$T/want" "$T/f.out"
