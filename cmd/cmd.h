@@ -79,6 +79,12 @@ void cli_help(poptContext con) __attribute__((noreturn));
 int cli_parse_options(poptContext con, const char *cmd);
 
 /*
+ * The same for a subcommand that takes arguments: stores them in *args
+ * (NULL-terminated, NULL for none; they live as long as con).
+ */
+int cli_parse_args(poptContext con, const char *cmd, const char *const **args);
+
+/*
  * The log a subcommand works on: the --file option if given, else
  * $KMSG_FILE, else /var/log/kmsg for root and $XDG_STATE_HOME/kmsg/log
  * (~/.local/state/kmsg/log) for other users.  Returns a string that lives
@@ -165,6 +171,15 @@ struct cli_progress {
 void cli_progress_init(struct cli_progress *p, const char *what);
 void cli_progress(void *p, uint64_t done, uint64_t total);
 void cli_progress_end(struct cli_progress *p);
+
+/* *to becomes a copy of arg (NULL: none), what it held freed: option
+ * callbacks keep their arguments so, popt's own not outliving the next
+ * option.  Out of memory, it becomes NULL, as for an option not given. */
+void cli_keep(char **to, const char *arg);
+
+/* A ring id (kmsg_stat.ring_id) as kmsg stat shows it: 32 lower-case
+ * hex digits and a NUL, into buf. */
+void cli_ring_hex(char *buf, const uint8_t id[16]);
 
 /* v bytes in words: "512 bytes", "480.0 MiB". */
 void cli_size_words(char *buf, size_t n, uint64_t v);

@@ -75,7 +75,7 @@ void cli_help(poptContext con)
 	exit(EXIT_OK);
 }
 
-int cli_parse_options(poptContext con, const char *cmd)
+int cli_parse_args(poptContext con, const char *cmd, const char *const **args)
 {
 	int rc;
 
@@ -84,9 +84,18 @@ int cli_parse_options(poptContext con, const char *cmd)
 			cli_help(con);
 	if (rc < -1)
 		return cli_popt_error(con, cmd, rc);
+	if (args) {
+		*args = poptGetArgs(con);
+		return 0;
+	}
 	if (poptPeekArg(con))
 		return cli_usage_error(cmd, NULL, "unexpected argument '%s'", poptPeekArg(con));
 	return 0;
+}
+
+int cli_parse_options(poptContext con, const char *cmd)
+{
+	return cli_parse_args(con, cmd, NULL);
 }
 
 const char *cli_log_path(const char *file_opt)
@@ -164,6 +173,18 @@ static int make_parents(const char *path)
 		*p = '/';
 	}
 	return 0;
+}
+
+void cli_ring_hex(char *buf, const uint8_t id[16])
+{
+	for (int i = 0; i < 16; i++)
+		snprintf(buf + 2 * i, 3, "%02x", id[i]);
+}
+
+void cli_keep(char **to, const char *arg)
+{
+	free(*to);
+	*to = arg ? strdup(arg) : NULL;
 }
 
 const char *cli_dir_of(const char *path, char *buf, size_t size)

@@ -54,6 +54,8 @@ const struct poptOption follow_options[] = {
 	  "not cleared; 0: only new ones)", "N|all" },
 	{ "fail-missing", '\0', POPT_ARG_NONE, &fail_missing, 0,
 	  "fail at once if the log does not exist, instead of waiting for it", NULL },
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)cursor_options, 0,
+	  "Cursors (journalctl's options):", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_options, 0,
 	  "Format and filter options:", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_human_options, 0,
@@ -271,9 +273,13 @@ static void setup_signals(const char *path)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* Places r where printing starts: see the -n option. */
+/* The cursors: static, as fl below (see there). */
+static struct cursor cur;
+
+/* Places r where printing starts: see the -n option, and the cursors
+ * (start: where a cursor given says, cleared records left out). */
 static int position(struct kmsg_reader *r, struct kmsg_log *log,
-		    const struct output *o, int all, uint64_t n)
+		    const struct output *o, int all, uint64_t n, const uint64_t *at)
 {
 	struct kmsg_stat st;
 	uint64_t floor, start;
@@ -281,6 +287,8 @@ static int position(struct kmsg_reader *r, struct kmsg_log *log,
 
 	if (rc < 0)
 		return rc;
+	if (at)
+		return kmsg_reader_seek_seq(r, *at > st.clear_seq ? *at : st.clear_seq);
 	floor = st.clear_seq > st.first_seq ? st.clear_seq : st.first_seq;
 	if (all)
 		return o->have_since ? kmsg_reader_seek_time(r, o->since_ns)
@@ -313,25 +321,24 @@ static struct follow {
 
 /*
  * Prints every record the reader has now (stopping early if a signal asks
- * for the end).  Returns 0, or a negative code: of the reader, with
- * *read_err set, or of writing, for out_fail().
+ * for the end, unless to_end).  Returns 0, or a negative code: of the
+ * reader, with *read_err set, or of writing, for out_fail().
  */
-static int drain(struct output *o, int *read_err)
+static int drain(struct output *o, int *read_err, int to_end)
 {
 	struct kmsg_record rec;
 	int rc;
 
-	while (!stop && (rc = kmsg_reader_next(fl.r, &rec)) != 0) {
+	while ((to_end || !stop) && (rc = kmsg_reader_next(fl.r, &rec)) != 0) {
 		if (rc < 0) {
 			*read_err = 1;
 			return rc;
 		}
 		OUT_GAPS(o, &rec);
-		if (rec.seq < fl.clear_seq)
-			continue;
-		rc = out_record(o, &rec);
+		rc = rec.seq < fl.clear_seq ? 0 : out_record(o, &rec);
 		if (rc < 0)
 			return rc;
+		cur_note(&cur, &rec, kmsg_reader_position(fl.r));
 	}
 	return 0;
 }
@@ -435,6 +442,7 @@ static int open_followed(int fail_now, int again)
 		}
 	}
 	memcpy(fl.ring_id, st.ring_id, sizeof(fl.ring_id));
+	cur_log(&cur, st.ring_id);
 	watch_file(fl.path);
 	fl.cut_short = cli_cut_short(fl.path, &st) != 0;
 	if (said && !again)
@@ -460,7 +468,13 @@ static int check_path(struct output *o, int *read_err, int change)
 	if (!change) {
 		if (now < fl.next_check_ns)
 			return 0;
-		fl.next_check_ns = watch.active ? INT64_MAX : now + (int64_t)CHECK_MS * 1000000;
+		/* A log opened cut short is looked at every CHECK_MS even
+		 * with inotify: its wake word lies past the file's end, where
+		 * no writer's wake reaches, so an event the watcher missed
+		 * (while its watch was being set again, or late under load)
+		 * would leave it asleep for good. */
+		fl.next_check_ns = watch.active && !fl.cut_short ? INT64_MAX
+					: now + (int64_t)CHECK_MS * 1000000;
 		change = kmsg_log_file_changed(fl.log, fl.path);
 	}
 	if (change <= KMSG_FILE_SAME)
@@ -469,7 +483,7 @@ static int check_path(struct output *o, int *read_err, int change)
 	 * resized or rewritten in place may now end before the mapping. */
 	if (change == KMSG_FILE_GONE || change == KMSG_FILE_REPLACED) {
 		kmsg_reader_flush(fl.r, INT64_MAX);
-		rc = drain(o, read_err);
+		rc = drain(o, read_err, 0);
 		if (rc == 0)
 			rc = out_flush(o);
 		if (rc < 0)
@@ -552,7 +566,7 @@ static int follow_loop(struct output *o)
 		 * those begun more than OUT_FRAGMENT_WAIT_NS ago. */
 		kmsg_reader_flush(fl.r, timed_out ? INT64_MAX :
 				  cli_now_ns(CLOCK_REALTIME) - OUT_FRAGMENT_WAIT_NS);
-		rc = drain(o, &read_err);
+		rc = drain(o, &read_err, 0);
 		if (rc == 0)
 			rc = out_flush(o);
 		if (rc == KMSG_ECHANGED && read_err) {
@@ -647,17 +661,21 @@ int cmd_follow(int argc, const char **argv)
 	static poptContext con;
 	static struct output o;
 	static int status, setup, all;
-	static uint64_t n;
+	static uint64_t n, at;
 	int rc, kind;
 
+	const char *const *words;
+
+	match_protect_args(argc, argv, follow_options);
 	con = poptGetContext("kmsg follow", argc, argv, follow_options, 0);
+	poptSetOtherOptionHelp(con, "[OPTION...] [KEY=value...]");
 	o.saved_out = o.saved_err = -1;
 	memset(&fl, 0, sizeof(fl));
 	n = DEFAULT_LINES;
 	all = 0;
 	status = EXIT_FAIL;
 	setup = 0;
-	status = cli_parse_options(con, "follow");
+	status = cli_parse_args(con, "follow", &words);
 	if (status != 0)
 		goto out;
 	status = EXIT_FAIL;
@@ -666,10 +684,18 @@ int cmd_follow(int argc, const char **argv)
 					 lines_opt);
 		goto out;
 	}
+	status = cur_setup(&cur, "follow");
+	if (status != 0)
+		goto out;
+	if (cur.given && lines_opt) {
+		status = cli_usage_error("follow", "--lines", "a cursor already says where "
+					 "to start: give one or the other");
+		goto out;
+	}
 	status = cli_need_stdout();
 	if (status != 0)
 		goto out;
-	status = out_setup(&o, "follow", 1);
+	status = out_setup(&o, "follow", 1, words);
 	setup = 1;
 	if (status != 0)
 		goto out;
@@ -700,7 +726,10 @@ int cmd_follow(int argc, const char **argv)
 		status = open_followed(fail_missing, 0);
 		if (status)
 			goto stopped;
-		rc = position(fl.r, fl.log, &o, all, n);
+		status = EXIT_FAIL;
+		if (cur_start(&cur, &at, fl.log, fl.path) != 0)
+			goto out;
+		rc = position(fl.r, fl.log, &o, all, n, cur.given ? &at : NULL);
 		if (rc < 0) {
 			cli_lib_error(fl.path, rc);
 			goto out;
@@ -717,20 +746,39 @@ stopped:
 	if (status != STOPPED && !stop)
 		goto out;
 	/* stopped by a signal: what was printed stays as printed; gaps
-	 * still held back are said; JSON gets its closing */
+	 * still held back are said; JSON gets its closing.  A cursor must
+	 * not fall inside a line held open: those lines are shown as they
+	 * are, so that every record below the cursor was printed. */
+	if (cur.active && fl.r) {
+		int read_err = 0;
+
+		bus_armed = 0;
+		kmsg_reader_flush(fl.r, INT64_MAX);
+		rc = drain(&o, &read_err, 1);
+		if (rc < 0 && read_err) {
+			out_flush(&o);
+			cli_lib_error(fl.path, rc);
+			goto out;
+		}
+		if (rc < 0) {
+			status = out_fail(&o, rc);
+			goto out;
+		}
+	}
 	out_gaps_flush(&o, 1);
 	rc = out_end(&o);
 	if (rc < 0) {
 		status = out_fail(&o, rc);
 		goto out;
 	}
-	status = EXIT_OK;
+	status = cur_end(&cur, &o);
 out:
 	waiting = 0;
 	kmsg_reader_free(fl.r);
 	if (setup)
 		out_free(&o);
 	kmsg_log_close(fl.log);
+	cur_free(&cur);
 	poptFreeContext(con);
 	return status;
 }

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "colors.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -38,7 +39,7 @@ enum {
 	OPT_RAW, OPT_DECODE, OPT_JSON, OPT_OUTPUT, OPT_NOESCAPE, OPT_FIELDS,
 	OPT_COLOR, OPT_HUMAN, OPT_NOPAGER, OPT_LEVEL, OPT_FACILITY,
 	OPT_KERNEL, OPT_USER, OPT_SINCE, OPT_UNTIL, OPT_MATCH, OPT_QUIET,
-	OPT_OUTPUT_FIELDS, OPT_FORCE_PREFIX, OPT_UTC,
+	OPT_OUTPUT_FIELDS, OPT_SHOW_CALLER, OPT_SHOW_PID, OPT_FORCE_PREFIX, OPT_UTC,
 };
 
 enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
@@ -46,7 +47,9 @@ enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 /* What the options asked for, as the callback saw them, in order. */
 static struct {
 	int time;            /* enum kmsg_time_format */
-	int delta, raw, decode, noescape, fields, human, nopager, quiet, force_prefix, utc;
+	int delta, raw, decode, noescape, fields, human, nopager, quiet;
+	int show_caller, show_pid;
+	int force_prefix, utc;
 	const char *short_name; /* the -o that set a journalctl time, for -d */
 	enum kmsg_output output;
 	enum color_mode color;
@@ -57,7 +60,7 @@ static struct {
 	int64_t since, until;
 	char **match;
 	size_t nmatch;
-	const char *output_fields; /* --output-fields, for the JSON records */
+	char *output_fields;  /* --output-fields, for the JSON records */
 	const char *conflict; /* an option -r cannot be used with */
 	char err[300];        /* the first bad option, for out_setup() */
 } args = {
@@ -245,7 +248,11 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 		set_output(arg);
 		break;
 	case OPT_OUTPUT_FIELDS:
-		args.output_fields = arg;
+		/* popt frees arg when it reads the next option */
+		free(args.output_fields);
+		args.output_fields = strdup(arg);
+		if (args.output_fields == NULL)
+			bad("%s", "out of memory");
 		break;
 	case OPT_NOESCAPE:
 		args.noescape = 1;
@@ -278,6 +285,12 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 		break;
 	case OPT_QUIET:
 		args.quiet = 1;
+		break;
+	case OPT_SHOW_CALLER:
+		args.show_caller = 1;
+		break;
+	case OPT_SHOW_PID:
+		args.show_pid = 1;
 		break;
 	case OPT_NOPAGER:
 		args.nopager = 1;
@@ -375,6 +388,12 @@ const struct poptOption output_options[] = {
 	  "only records written at or before TIME", "TIME" },
 	{ "match", '\0', POPT_ARG_STRING, NULL, OPT_MATCH,
 	  "only records with this field (repeat: all must match)", "KEY=VALUE" },
+	{ "show-caller", '\0', POPT_ARG_NONE, NULL, OPT_SHOW_CALLER,
+	  "who wrote each record: dmesg 2.40's caller column (T123, a thread) "
+	  "and -J key", NULL },
+	{ "show-pid", '\0', POPT_ARG_NONE, NULL, OPT_SHOW_PID,
+	  "the process that wrote each record: a column (P456) and -J key",
+	  NULL },
 	{ "quiet", 'q', POPT_ARG_NONE, NULL, OPT_QUIET,
 	  "no \"-- Boot ID --\" line where the records of another boot begin", NULL },
 	POPT_TABLEEND
@@ -907,8 +926,12 @@ int parse_when(int64_t *ns, const char *s)
 /* ------------------------------------------------------------------ */
 /* Setting up                                                          */
 
-/* Colour for the short output: --color, else a terminal that wants it. */
-static int want_color(void)
+/*
+ * Colour for the short output: --color, else a terminal that wants it and
+ * has not been told otherwise in terminal-colors.d (tc: scanned here when
+ * it decides).
+ */
+static int want_color(struct term_colors *tc)
 {
 	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
 
@@ -924,7 +947,33 @@ static int want_color(void)
 		return 0;
 	if (!term || !*term || !strcmp(term, "dumb"))
 		return 0;
-	return isatty(STDOUT_FILENO);
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	/* dmesg's rule: the files decide only when no option asked for
+	 * colour (-L, --color=auto and -H did) */
+	if (args.color_given || args.human)
+		return 1;
+	tc_scan(tc);
+	return !tc_disabled(tc);
+}
+
+/*
+ * Sets o's colours from the terminal-colors.d scheme for kmsg: o keeps
+ * the sequences for every renderer it makes.  0 or EXIT_FAIL (out of
+ * memory, said).
+ */
+static int scheme_colors(struct output *o, struct term_colors *tc)
+{
+	tc_scan(tc);
+	if (tc_read_scheme(tc) < 0) {
+		cli_error(NULL, "out of memory");
+		return EXIT_FAIL;
+	}
+	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
+		o->colors[i] = tc->seq[i];
+		tc->seq[i] = NULL;
+	}
+	return 0;
 }
 
 /*
@@ -941,13 +990,36 @@ static int utf8_locale(void)
 	return utf8;
 }
 
-int out_setup(struct output *o, const char *cmd, int follow)
+/*
+ * The width of the caller column as dmesg 2.40 pads it for the records of
+ * /dev/kmsg: the length of /proc/sys/kernel/pid_max's text, its newline
+ * counted (so "32768\n" gives 6, "4194304\n" 8: one more than the digits,
+ * as dmesg counts), or 11 when it cannot be read (dmesg's default: the
+ * digits of INT_MAX and one).
+ */
+static unsigned pid_max_width(void)
+{
+	char buf[24];
+	ssize_t n = -1;
+	int fd = open("/proc/sys/kernel/pid_max", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf));
+		close(fd);
+	}
+	if (n <= 0)
+		return 11;
+	return (unsigned)strnlen(buf, (size_t)n);
+}
+
+int out_setup(struct output *o, const char *cmd, int follow, const char *const *words)
 {
 	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
+	struct term_colors tc = { 0 };
 	int json_records = args.output == KMSG_OUT_JSON_LINE ||
 			   args.output == KMSG_OUT_JSON_PRETTY ||
 			   args.output == KMSG_OUT_JSON_SEQ;
-	int rc;
+	int rc = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->saved_out = o->saved_err = -1;
@@ -988,10 +1060,30 @@ int out_setup(struct output *o, const char *cmd, int follow)
 		if (!args.noescape && !utf8_locale())
 			fo.flags |= KMSG_FMT_ASCII;
 		/* -r lines are dmesg -r's, which has no colours */
-		if (!args.raw && want_color())
+		if (!args.raw && want_color(&tc)) {
 			fo.flags |= KMSG_FMT_COLOR;
+			rc = scheme_colors(o, &tc);
+			for (int i = 0; i < KMSG_COLOR_COUNT; i++)
+				fo.colors[i] = o->colors[i];
+		}
+		tc_free(&tc);
+		if (rc != 0)
+			return rc;
 		o->pager = args.human && !args.nopager && !follow;
 	}
+	if (json_records && (args.show_caller || args.show_pid))
+		return cli_usage_error(cmd, args.show_caller ? "--show-caller" : "--show-pid",
+				       "not with -o json, json-pretty or json-seq, whose "
+				       "records always have pid and caller");
+	if (args.output == KMSG_OUT_KMSG && args.show_pid)
+		return cli_usage_error(cmd, "--show-pid", "not with -o kmsg: the "
+				       "/dev/kmsg format has no place for a pid");
+	if (args.show_caller)
+		fo.flags |= KMSG_FMT_CALLER;
+	if (args.show_pid)
+		fo.flags |= KMSG_FMT_PID;
+	if (args.show_caller || args.show_pid)
+		fo.caller_width = pid_max_width();
 	o->fo = fo;
 	o->quiet = args.quiet;
 	rc = kmsg_fmt_new(&o->fmt, &fo);
@@ -1023,14 +1115,20 @@ int out_setup(struct output *o, const char *cmd, int follow)
 	o->since_ns = args.since;
 	o->have_until = args.have_until;
 	o->until_ns = args.until;
-	o->match = args.match;
-	o->nmatch = args.nmatch;
 	o->prio_filter = args.flt_lev || args.flt_fac;
 	rc = grep_setup(&o->grep, cmd);
+	if (rc == 0)
+		rc = match_parse(&o->matches, words, (const char *const *)args.match,
+				 args.nmatch, cmd);
+	if (rc == 0)
+		rc = values_setup(&o->values, cmd);
 	if (rc != 0)
 		return rc;
+	if (o->values && args.output != KMSG_OUT_SHORT)
+		return cli_usage_error(cmd, "--list-values", "prints one value a line: "
+				       "not with -J or -o json, json-pretty, json-seq, kmsg");
 	o->filtering = o->prio_filter || o->have_since || o->have_until ||
-		       o->nmatch || o->grep;
+		       o->matches || o->grep;
 
 	o->cap = OUT_BUF_SIZE;
 	o->buf = malloc(o->cap);
@@ -1041,9 +1139,9 @@ int out_setup(struct output *o, const char *cmd, int follow)
 	return 0;
 }
 
-/* A new renderer for o->fo in place of o->fmt (the short output's: the
- * JSON keys are not carried over).  0 or a negative code. */
-static int fmt_renew(struct output *o)
+/* A new renderer for o->fo in place of o->fmt (left as it was on
+ * failure), with no state of the records before.  0 or -ENOMEM. */
+static int renew_fmt(struct output *o)
 {
 	struct kmsg_fmt *f;
 	int rc = kmsg_fmt_new(&f, &o->fo);
@@ -1061,7 +1159,16 @@ int out_set_flag(struct output *o, unsigned flag)
 	if (o->fo.output != KMSG_OUT_SHORT)
 		return 0;
 	o->fo.flags |= flag;
-	return fmt_renew(o);
+	return renew_fmt(o);
+}
+
+int out_text_input(struct output *o)
+{
+	if (!(o->fo.flags & (KMSG_FMT_CALLER | KMSG_FMT_PID)))
+		return 0;
+	/* dmesg -F pads the caller to the width of SHRT_MAX's digits */
+	o->fo.caller_width = 5;
+	return renew_fmt(o);
 }
 
 static void pager_end(struct output *o);
@@ -1073,38 +1180,27 @@ void out_free(struct output *o)
 	o->fmt = NULL;
 	kmsg_fmt_free(o->verbatim);
 	o->verbatim = NULL;
+	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
+		free(o->colors[i]);
+		o->colors[i] = NULL;
+	}
 	free(o->buf);
 	o->buf = NULL;
 	grep_free(o->grep);
 	o->grep = NULL;
+	match_free(o->matches);
+	o->matches = NULL;
+	values_free(o->values);
+	o->values = NULL;
 	for (size_t i = 0; i < args.nmatch; i++)
 		free(args.match[i]);
 	free(args.match);
 	args.match = NULL;
 	args.nmatch = 0;
-	o->match = NULL;
-	o->nmatch = 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* Filtering and writing                                               */
-
-/* 1 if rec has a field KEY=VALUE as m ("KEY=VALUE") gives it. */
-static int has_field(const struct kmsg_record *rec, const char *m)
-{
-	const char *eq = strchr(m, '=');
-	size_t klen = (size_t)(eq - m), vlen = strlen(eq + 1);
-	struct kmsg_field f;
-	size_t pos = 0;
-
-	while (kmsg_field_next(&f, rec, &pos) == 1) {
-		if (f.key_len == klen && f.value_len == vlen &&
-		    memcmp(f.key, m, klen) == 0 &&
-		    memcmp(f.value, eq + 1, vlen) == 0)
-			return 1;
-	}
-	return 0;
-}
 
 int out_match(const struct output *o, const struct kmsg_record *rec)
 {
@@ -1122,10 +1218,8 @@ int out_match(const struct output *o, const struct kmsg_record *rec)
 		return 0;
 	if (o->have_until && rec->real_ns > o->until_ns)
 		return 0;
-	for (size_t i = 0; i < o->nmatch; i++) {
-		if (!has_field(rec, o->match[i]))
-			return 0;
-	}
+	if (o->matches && !match_test(o->matches, rec))
+		return 0;
 	return o->grep == NULL || grep_match(o->grep, rec);
 }
 
@@ -1193,7 +1287,7 @@ static int new_boot(struct output *o, const struct kmsg_record *rec)
 		if (rc < 0)
 			return rc;
 	}
-	return fmt_renew(o);
+	return renew_fmt(o);
 }
 
 int out_record(struct output *o, const struct kmsg_record *rec)
@@ -1203,6 +1297,8 @@ int out_record(struct output *o, const struct kmsg_record *rec)
 
 	if (!out_match(o, rec))
 		return 0;
+	if (o->values)
+		return values_add(o->values, o, rec);
 	if (o->fo.output == KMSG_OUT_SHORT && o->have_boot && rec->boot_id != o->last_boot &&
 	    (n = new_boot(o, rec)) < 0)
 		return n;

@@ -10,6 +10,7 @@
 #include "cmd.h"
 
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 /*
@@ -106,6 +107,7 @@ struct output {
 	struct kmsg_fmt_opts fo;
 	struct kmsg_fmt *fmt;
 	struct kmsg_fmt *verbatim; /* for out_verbatim() */
+	char *colors[KMSG_COLOR_COUNT]; /* a scheme's, fo.colors points at them */
 
 	/* the filter; all bits set when not filtering on it */
 	uint32_t levels;      /* bit n: level n passes */
@@ -114,9 +116,10 @@ struct output {
 	int filtering;        /* that, or any of the below */
 	int64_t since_ns, until_ns; /* CLOCK_REALTIME, inclusive */
 	int have_since, have_until;
-	char **match;         /* "KEY=VALUE" strings */
-	size_t nmatch;
+	struct matches *matches; /* --match and the KEY=value arguments
+	                            (matches.c); NULL: none */
 	struct grep *grep;    /* -g and --pid (grep.c); NULL when not given */
+	struct values *values; /* read --list-values (matches.c): list, not print */
 
 	/* standard output */
 	char *buf;
@@ -140,12 +143,13 @@ struct output {
 
 /*
  * Checks and applies the options parsed with output_options: builds the
- * renderer and the filter.  follow is nonzero for kmsg follow (never a
- * pager).  On bad usage prints why ("kmsg <cmd>: ...") and returns
+ * renderer and the filter, with the matches words gives (the arguments
+ * left after the options, NULL-terminated; NULL for none) and read's
+ * --list-values.  follow is nonzero for kmsg follow (never a pager).  On bad usage prints why ("kmsg <cmd>: ...") and returns
  * EXIT_USAGE; EXIT_FAIL if memory runs out; else 0.  Warnings dmesg gives
  * (-d with iso) go to stderr.
  */
-int out_setup(struct output *o, const char *cmd, int follow);
+int out_setup(struct output *o, const char *cmd, int follow, const char *const *words);
 
 /*
  * Adds a KMSG_FMT_* flag of the short output to the renderer's options (a
@@ -156,12 +160,20 @@ int out_set_flag(struct output *o, unsigned flag);
 /* Frees what out_setup() made; ends the pager if one runs. */
 void out_free(struct output *o);
 
+/*
+ * The input is dmesg text (-F): the caller and pid columns take dmesg
+ * -F's width, not the one of a log's records.  Call before the first
+ * record.  0 or -ENOMEM.
+ */
+int out_text_input(struct output *o);
+
 /* 1 if rec passes the level, facility, time and field filters, else 0. */
 int out_match(const struct output *o, const struct kmsg_record *rec);
 
 /*
- * Renders rec into the output buffer if it passes the filter, writing the
- * buffer out when it fills.  Returns 0, or -errno of a failed write or
+ * Renders rec into the output buffer if it passes the filter (with
+ * --list-values: hands it to the list), writing the buffer out when it
+ * fills.  Returns 0, or -errno of a failed write or
  * allocation; see out_fail().
  */
 int out_record(struct output *o, const struct kmsg_record *rec);
@@ -262,7 +274,95 @@ int grep_match(const struct grep *g, const struct kmsg_record *rec);
 void grep_free(struct grep *g);
 
 /* ------------------------------------------------------------------ */
+/* Matches and --list-values (matches.c)                               */
+
+/* read's --list-values KEY. */
+extern const struct poptOption match_options[];
+
+struct matches;
+struct values;
+
+/*
+ * Builds journalctl's matches from words (KEY=value and "+", NULL-
+ * terminated, or NULL) and the nfields --match KEY=VALUE strings fields
+ * (checked by the option); neither: *m is NULL.  A bad word is bad usage:
+ * prints why, naming it, and returns EXIT_USAGE; EXIT_FAIL if memory runs
+ * out; else 0.
+ */
+int match_parse(struct matches **m, const char *const *words,
+		const char *const *fields, size_t nfields, const char *cmd);
+
+/* 1 if rec has every --match field and passes one group of the words
+ * (every key of it). */
+int match_test(const struct matches *m, const struct kmsg_record *rec);
+
+/* 1 if the matches look at the facility or level (m may be NULL). */
+int match_prio(const struct matches *m);
+
+/* Frees what match_parse() made (NULL: nothing). */
+void match_free(struct matches *m);
+
+/*
+ * popt gives an option whose argument is optional (-b, --color,
+ * --case-sensitive) the next word unless it begins with '-', so that
+ * "kmsg read -b _PID=1" would take _PID=1 for a boot.  Where such an
+ * option of table is followed by a match (a word with '=', or "+"), it
+ * is replaced in argv by its form with the default argument ("--boot=0").
+ */
+void match_protect_args(int argc, const char **argv, const struct poptOption *table);
+
+/*
+ * The list --list-values asked for into *v (NULL when not given).  A key
+ * that is neither a field key nor a member is bad usage: prints why and
+ * returns EXIT_USAGE; EXIT_FAIL if memory runs out; else 0.
+ */
+int values_setup(struct values **v, const char *cmd);
+
+/* 1 if the list is of the facility or level (v may be NULL). */
+int values_prio(const struct values *v);
+
+/*
+ * Prints each value of the key rec has that the list has not printed
+ * yet, one a line, escaped as the short output escapes text (a newline as
+ * \x0a).  0 or -errno as out_record().
+ */
+int values_add(struct values *v, struct output *o, const struct kmsg_record *rec);
+
+/* Frees what values_setup() made (NULL: nothing) and the option's copy. */
+void values_free(struct values *v);
+
+/* ------------------------------------------------------------------ */
 /* Which records read prints (selection.c)                             */
+
+/*
+ * Records kept to be printed newest first (backlog.c): the first 16 MiB
+ * in memory, the rest in an unlinked file in $TMPDIR (or /tmp), so that
+ * --reverse over a log of any size holds a bounded amount of memory.
+ * Zeroed is empty.
+ */
+struct backlog {
+	unsigned char *buf;    /* the entries in memory, or a window on the file */
+	size_t len, cap;
+	uint64_t count;        /* entries not yet taken back */
+	int fd, in_file, reading;
+	uint64_t file_len;     /* bytes in the file */
+	uint64_t win, end;     /* taking back: buf holds [win, win + len) of
+	                          the entries; those from end on are taken */
+	const char *dir;       /* where the file is, for messages */
+	int failed;            /* -errno of the temporary file, if it failed */
+};
+
+/* Keeps a copy of rec; 0, -ENOMEM, or -errno of the file (also in failed). */
+int backlog_add(struct backlog *b, const struct kmsg_record *rec);
+
+/*
+ * Takes back the newest entry not yet taken: 1 and *rec (valid until the
+ * next call), 0 when none is left, or -errno of the file (also in failed).
+ */
+int backlog_pop(struct backlog *b, struct kmsg_record *rec);
+
+/* Frees what b holds and closes (so removes) its file. */
+void backlog_free(struct backlog *b);
 
 /* read's -b, --list-boots, -n and --reverse: sel_setup() takes them. */
 extern const struct poptOption selection_options[];
@@ -275,8 +375,10 @@ struct selection {
 	char id_prefix[16];    /* -b ID: lower-case hex digits, no dashes */
 	size_t id_len;
 	uint64_t to;           /* the last number to print */
-	struct kmsg_record *held; /* --reverse: records to print, oldest first */
-	size_t nheld, cap;
+	int cursor;            /* a cursor gives the start: cursor_from, and
+	                          -n N means the first N from there on */
+	uint64_t cursor_from, printed;
+	struct backlog held;   /* --reverse: the records to print */
 };
 
 /*
@@ -299,7 +401,9 @@ int sel_setup(struct selection *sel, const char *cmd);
  * (not cleared): at the first record of the boot -b names, or at the
  * first of the last N that pass o's filters (in that boot, with -b), or
  * as read without them (--reverse alone).  Costs O(log n) record reads
- * per boot looked at, plus the records -n spans.  st is the log's state
+ * per boot looked at, plus the records -n spans.  With sel->cursor the
+ * start is sel->cursor_from instead (within the boot, with -b) and -n
+ * counts from there, as journalctl's cursors do.  st is the log's state
  * as read began.  Returns 0, or EXIT_FAIL after saying why (no such boot).
  */
 int sel_seek(struct selection *sel, struct kmsg_reader *r, struct kmsg_log *log,
@@ -312,8 +416,16 @@ int sel_seek(struct selection *sel, struct kmsg_reader *r, struct kmsg_log *log,
  */
 int sel_record(struct selection *sel, struct output *o, const struct kmsg_record *rec);
 
-/* Prints what --reverse kept, newest first, and frees it; 0 or -errno. */
+/*
+ * Prints what --reverse kept, newest first, and frees it; 0 or -errno.
+ * When keeping them failed for want of a temporary file (sel_record() or
+ * sel_end() returned its error), sel_said() says so in the user's terms.
+ */
 int sel_end(struct selection *sel, struct output *o);
+
+/* After a failure of sel_record() or sel_end(): says why if it was the
+ * temporary file of --reverse, and returns 1; else 0, nothing said. */
+int sel_said(const struct selection *sel);
 
 /* Frees what sel holds (after a failure; sel_end() frees it too). */
 void sel_free(struct selection *sel);
@@ -337,5 +449,66 @@ int sel_list_boots(struct output *o, struct kmsg_log *log, const char *path);
  */
 int out_last_start(uint64_t *start, struct kmsg_reader *r, const struct output *o,
 		   uint64_t n, uint64_t floor, uint64_t end);
+
+/* ------------------------------------------------------------------ */
+/* Cursors: where a reading stopped, kept across runs (cursor.c)       */
+
+/* --show-cursor, --cursor, --after-cursor, --cursor-file: read and follow. */
+extern const struct poptOption cursor_options[];
+
+struct cursor {
+	int active;             /* any of the options */
+	int show;               /* --show-cursor */
+	const char *file;       /* --cursor-file */
+	int given, at;          /* a start given (at: --cursor, at the record) */
+	int have, moved;        /* a position known; records read since the start */
+	uint8_t ring_id[16];    /* of the log being read: cur_log() */
+	struct kmsg_position start, now; /* as given; where the reading is */
+};
+
+/*
+ * Fills *c from the options parsed with cursor_options and reads the
+ * cursor file if there is one.  A malformed cursor, or more than one
+ * start, is bad usage: prints why and returns EXIT_USAGE; a cursor file
+ * that cannot be read or holds no cursor: EXIT_FAIL; else 0.
+ */
+int cur_setup(struct cursor *c, const char *cmd);
+
+/* Frees the option strings (cur_setup() may not have run). */
+void cur_free(struct cursor *c);
+
+/*
+ * With a start given, stores in *start the number reading starts at in
+ * log: that of the cursor's record (--cursor) or the one after it,
+ * resolved as kmsg_log_position_resolve() does; numbers handed out again
+ * are said on stderr.  Returns 0 (c->given says whether *start was set),
+ * or EXIT_FAIL after saying why (a cursor of another log).
+ */
+int cur_start(struct cursor *c, uint64_t *start, struct kmsg_log *log, const char *path);
+
+/* The ring id of the log records are read from, for the cursors made. */
+void cur_log(struct cursor *c, const uint8_t ring_id[16]);
+
+/* Notes that rec was read (printed or passed by the filters) and that
+ * the reader's position (kmsg_reader_position()) is next. */
+static inline void cur_note(struct cursor *c, const struct kmsg_record *rec, uint64_t next)
+{
+	if (!c->active)
+		return;
+	memcpy(c->now.ring_id, c->ring_id, sizeof(c->ring_id));
+	c->now.seq_id = rec->seq_id;
+	c->now.next = next;
+	/* the time tells the record only if it is record next - 1's */
+	c->now.last_real_ns = rec->seq + 1 == next && !(rec->flags & KMSG_GAP) &&
+			      rec->real_ns > 0 ? rec->real_ns : 0;
+	c->have = c->moved = 1;
+}
+
+/*
+ * At the end of a reading: prints "-- cursor: CURSOR" on stdout
+ * (--show-cursor) and replaces the cursor file (--cursor-file; left as
+ * it is when nothing was read).  Returns an exit status.
+ */
+int cur_end(struct cursor *c, struct output *o);
 
 #endif

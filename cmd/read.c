@@ -34,12 +34,16 @@ const struct poptOption read_options[] = {
 	  "clear the log without printing it (as kmsg clear)", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)selection_options, 0,
 	  "Which records (journalctl's options):", NULL },
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)cursor_options, 0,
+	  "Cursors (journalctl's options):", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_options, 0,
 	  "Format and filter options:", NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_pager_options, 0,
 	  NULL, NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)grep_options, 0,
 	  "Text and writer filters:", NULL },
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)match_options, 0,
+	  "Values:", NULL },
 	/* dmesg's -w and -W, to say where they went */
 	{ "follow", 'w', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, NULL, 'w', NULL, NULL },
 	{ "follow-new", 'W', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, NULL, 'W', NULL, NULL },
@@ -138,7 +142,7 @@ static int read_text(struct output *o, struct src *s)
 	char *buf = malloc(cap);
 	int eof = 0, skipping = 0, rc, status = EXIT_FAIL;
 	int verbatim = o->fo.output == KMSG_OUT_SHORT &&
-		       o->fo.time == KMSG_TIME_RAW && !o->filtering &&
+		       o->fo.time == KMSG_TIME_RAW && !o->filtering && !o->values &&
 		       !(o->fo.flags & KMSG_FMT_FORCE_PREFIX);
 	struct text_in t = { .o = o, .s = s };
 	ssize_t n;
@@ -148,9 +152,10 @@ static int read_text(struct output *o, struct src *s)
 	(void)kmsg_dmesg_boot_time(&t.boot_ns);
 	/* dmesg reads "<N>" only when it prints or filters on it */
 	if (o->fo.output == KMSG_OUT_SHORT && o->fo.time != KMSG_TIME_RAW &&
-	    !o->prio_filter && !(o->fo.flags & (KMSG_FMT_DECODE | KMSG_FMT_COLOR)))
+	    !o->prio_filter && !(o->fo.flags & (KMSG_FMT_DECODE | KMSG_FMT_COLOR)) &&
+	    !match_prio(o->matches) && !values_prio(o->values))
 		t.flags = KMSG_DMESG_SKIP_PRIO;
-	if (buf == NULL) {
+	if (buf == NULL || out_text_input(o) < 0) {
 		cli_error(NULL, "out of memory");
 		goto out;
 	}
@@ -271,26 +276,40 @@ out:
  * to the last one printed (or filtered out), never one written after it,
  * and leaves a line begun in the last OUT_FRAGMENT_WAIT_NS, and all after
  * it, to the next read -c.  log_file says log is a log file (not a copy
- * of one): one cut short is then said to be.  Returns an exit status.
+ * of one): one cut short is then said to be.  A cursor given starts the
+ * reading there (cleared records still left out); the cursor of the end
+ * is made of the last record read, printed or filtered out.  Returns an
+ * exit status.
  */
-static int read_log(struct output *o, struct selection *sel, struct kmsg_log *log,
-		    const char *path, int clear, int log_file)
+static int read_log(struct output *o, struct selection *sel, struct cursor *cur,
+		    struct kmsg_log *log, const char *path, int clear, int log_file)
 {
 	struct kmsg_reader *r = NULL;
 	struct kmsg_record rec;
 	struct kmsg_stat st;
+	uint64_t start = 0;
 	int rc, status = EXIT_FAIL, flushed = 0, any = 0;
 
 	rc = kmsg_log_stat(&st, log);
 	if (rc == 0)
 		rc = kmsg_reader_new(&r, log, KMSG_READER_JOIN | KMSG_READER_ORDER);
+	if (rc == 0) {
+		cur_log(cur, st.ring_id);
+		if (cur_start(cur, &start, log, path) != 0)
+			goto out;
+		if (cur->given && start < st.clear_seq)
+			start = st.clear_seq;
+		sel->cursor = cur->given;
+		sel->cursor_from = start;
+	}
 	/* A consumer (read -c) from the mark it left: records evicted since
-	 * before it could see them are reported as lost. */
+	 * before it could see them are reported as lost; so is a cursor. */
 	if (rc == 0 && sel->active) {
 		if (sel_seek(sel, r, log, o, &st, path) != 0)
 			goto out;
 	} else if (rc == 0) {
-		rc = o->have_since ? kmsg_reader_seek_time(r, o->since_ns) :
+		rc = cur->given ? kmsg_reader_seek_seq(r, start) :
+		     o->have_since ? kmsg_reader_seek_time(r, o->since_ns) :
 		     clear ? kmsg_reader_seek_seq(r, st.clear_seq) :
 		     kmsg_reader_seek(r, KMSG_SEEK_CLEARED);
 	}
@@ -333,16 +352,17 @@ static int read_log(struct output *o, struct selection *sel, struct kmsg_log *lo
 		if (rc == 1)
 			break;  /* past the selection */
 		if (rc < 0) {
-			status = out_fail(o, rc);
+			status = sel_said(sel) ? EXIT_FAIL : out_fail(o, rc);
 			goto out;
 		}
+		cur_note(cur, &rec, kmsg_reader_position(r));
 	}
 	out_gaps_flush(o, 1);
 	rc = sel_end(sel, o);
 	if (rc == 0)
 		rc = out_end(o);
 	if (rc < 0) {
-		status = out_fail(o, rc);
+		status = sel_said(sel) ? EXIT_FAIL : out_fail(o, rc);
 		goto out;
 	}
 	if (clear && any) {
@@ -354,7 +374,7 @@ static int read_log(struct output *o, struct selection *sel, struct kmsg_log *lo
 			goto out;
 		}
 	}
-	status = EXIT_OK;
+	status = cur_end(cur, o);
 out:
 	kmsg_reader_free(r);
 	return status;
@@ -363,14 +383,20 @@ out:
 int cmd_read(int argc, const char **argv)
 {
 	const char **args = sel_join_boot_arg(&argc, argv);
-	poptContext con = poptGetContext("kmsg read", argc, args ? args : argv, read_options, 0);
+	poptContext con;
 	struct output o = { .saved_out = -1, .saved_err = -1 };
 	struct kmsg_log *log = NULL;
 	struct src src = { .fd = -1 };
 	struct selection sel = { 0 };
+	struct cursor cur = { 0 };
 	const char *path;
+	const char *const *words;
 	int rc, status = EXIT_FAIL, setup = 0;
 
+	if (args)
+		match_protect_args(argc, args, read_options);
+	con = poptGetContext("kmsg read", argc, args ? args : argv, read_options, 0);
+	poptSetOtherOptionHelp(con, "[OPTION...] [KEY=value...]");
 	while ((rc = poptGetNextOpt(con)) > 0) {
 		if (rc == CLI_OPT_H)
 			cli_help(con);
@@ -382,11 +408,7 @@ int cmd_read(int argc, const char **argv)
 		status = cli_popt_error(con, "read", rc);
 		goto out;
 	}
-	if (poptPeekArg(con)) {
-		status = cli_usage_error("read", NULL, "unexpected argument '%s'",
-					 poptPeekArg(con));
-		goto out;
-	}
+	words = poptGetArgs(con);
 	if (read_clear && clear_only) {
 		status = cli_usage_error("read", NULL, "--read-clear and --clear cannot be "
 					 "used together");
@@ -407,6 +429,25 @@ int cmd_read(int argc, const char **argv)
 					 "--lines and --reverse read a log or a dump");
 		goto out;
 	}
+	status = cur_setup(&cur, "read");
+	if (status != 0)
+		goto out;
+	if ((read_clear || clear_only) && cur.active) {
+		status = cli_usage_error("read", NULL, "--read-clear and --clear keep their "
+					 "own position, the clear mark: they cannot be used "
+					 "with the cursor options");
+		goto out;
+	}
+	if (kmsg_file_opt && cur.active) {
+		status = cli_usage_error("read", "--kmsg-file", "cannot be used with the "
+					 "cursor options: a cursor names a place in a log");
+		goto out;
+	}
+	if (sel.list_boots && cur.active) {
+		status = cli_usage_error("read", NULL, "--list-boots cannot be used with the "
+					 "cursor options");
+		goto out;
+	}
 	if ((read_clear || clear_only) && (sel.active || sel.list_boots)) {
 		status = cli_usage_error("read", NULL, "--read-clear and --clear cannot be "
 					 "used with --boot, --list-boots, --lines or --reverse");
@@ -417,10 +458,16 @@ int cmd_read(int argc, const char **argv)
 		if (status != 0)
 			goto out;
 	}
-	status = out_setup(&o, "read", 0);
+	status = out_setup(&o, "read", 0, words);
 	setup = 1;
 	if (status != 0)
 		goto out;
+	if (o.values && (read_clear || clear_only || sel.list_boots)) {
+		status = cli_usage_error("read", "--list-values", "cannot be used with %s",
+					 sel.list_boots ? "--list-boots" : read_clear ?
+					 "--read-clear" : "--clear");
+		goto out;
+	}
 	if (kmsg_file_opt) {
 		status = read_kmsg_file(&o, kmsg_file_opt);
 		goto out;
@@ -471,6 +518,11 @@ int cmd_read(int argc, const char **argv)
 				  "--reverse read a log or a dump");
 			goto out;
 		}
+		if (cur.active) {
+			cli_error(src.name, "is dmesg text, which has no sequence numbers: "
+				  "the cursor options read a log or a dump");
+			goto out;
+		}
 		status = read_text(&o, &src);
 		goto out;
 	default:
@@ -482,10 +534,11 @@ int cmd_read(int argc, const char **argv)
 	if (sel.list_boots)
 		status = sel_list_boots(&o, log, src.name);
 	else
-		status = read_log(&o, &sel, log, src.name, read_clear,
+		status = read_log(&o, &sel, &cur, log, src.name, read_clear,
 				  src.kind == SRC_LOG && !src.stream);
 out:
 	sel_free(&sel);
+	cur_free(&cur);
 	src_close(&src);
 	if (setup)
 		out_free(&o);

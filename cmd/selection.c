@@ -27,13 +27,6 @@ static struct {
 	char *joined[4];  /* sel_join_boot_arg()'s "--boot=-1" strings */
 } given;
 
-/* *to becomes a copy of arg (NULL for none). */
-static void keep(char **to, const char *arg)
-{
-	free(*to);
-	*to = arg ? strdup(arg) : NULL;
-}
-
 static void on_option(poptContext con, enum poptCallbackReason reason,
 		      const struct poptOption *opt, const char *arg, const void *data)
 {
@@ -44,13 +37,13 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 	switch (opt->val) {
 	case OPT_BOOT:
 		given.boot = 1;
-		keep(&given.boot_arg, arg);
+		cli_keep(&given.boot_arg, arg);
 		break;
 	case OPT_LIST_BOOTS:
 		given.list_boots = 1;
 		break;
 	case OPT_LINES:
-		keep(&given.lines_arg, arg ? arg : "");
+		cli_keep(&given.lines_arg, arg ? arg : "");
 		break;
 	case OPT_REVERSE:
 		given.reverse = 1;
@@ -165,15 +158,11 @@ int sel_setup(struct selection *sel, const char *cmd)
 
 void sel_free(struct selection *sel)
 {
-	keep(&given.boot_arg, NULL);
-	keep(&given.lines_arg, NULL);
+	cli_keep(&given.boot_arg, NULL);
+	cli_keep(&given.lines_arg, NULL);
 	for (size_t i = 0; i < sizeof(given.joined) / sizeof(given.joined[0]); i++)
-		keep(&given.joined[i], NULL);
-	for (size_t i = 0; i < sel->nheld; i++)
-		free((void *)sel->held[i].text);
-	free(sel->held);
-	sel->held = NULL;
-	sel->nheld = 0;
+		cli_keep(&given.joined[i], NULL);
+	backlog_free(&sel->held);
 }
 
 /* Every boot of log, newest first, into *out (to free); their number or a code. */
@@ -267,7 +256,7 @@ int sel_seek(struct selection *sel, struct kmsg_reader *r, struct kmsg_log *log,
 	     const struct output *o, const struct kmsg_stat *st, const char *path)
 {
 	uint64_t from = st->clear_seq > st->first_seq ? st->clear_seq : st->first_seq;
-	uint64_t end = st->next_seq, start;
+	uint64_t end = st->next_seq, start, b_first = 0;
 	int rc;
 
 	if (sel->boot) {
@@ -276,6 +265,7 @@ int sel_seek(struct selection *sel, struct kmsg_reader *r, struct kmsg_log *log,
 
 		if (find_boot(&b, &newest, sel, log, path) != 0)
 			return EXIT_FAIL;
+		b_first = b.first_seq;
 		if (b.first_seq > from)
 			from = b.first_seq;
 		if (!newest) {
@@ -284,13 +274,22 @@ int sel_seek(struct selection *sel, struct kmsg_reader *r, struct kmsg_log *log,
 				end = b.last_seq + 1;
 		}
 	}
-	if (!sel->have_lines && !sel->boot) {
+	if (sel->cursor) {
+		/* from the cursor, evicted records reported: no floor of
+		 * the oldest stored record */
+		from = sel->cursor_from;
+		if (sel->boot && b_first > from)
+			from = b_first;
+	}
+	if (!sel->have_lines && !sel->boot && !sel->cursor) {
 		rc = o->have_since ? kmsg_reader_seek_time(r, o->since_ns)
 				   : kmsg_reader_seek(r, KMSG_SEEK_CLEARED);
 	} else {
 		start = from;
 		if (from >= end || (sel->have_lines && sel->lines == 0))
 			start = end;  /* nothing to print: a seek to the end */
+		else if (sel->cursor)
+			;  /* the first N from there: sel_record() counts */
 		else if (sel->have_lines && !o->filtering)
 			start = sel->lines < end - from ? end - sel->lines : from;
 		else if (sel->have_lines && (rc = out_last_start(&start, r, o, sel->lines,
@@ -307,49 +306,42 @@ fail:
 	return EXIT_FAIL;
 }
 
-/* A copy of rec that outlives the reader's next call; 0 or -ENOMEM. */
-static int hold(struct selection *sel, const struct kmsg_record *rec)
-{
-	char *copy;
-
-	if (sel->nheld == sel->cap) {
-		size_t cap = sel->cap ? sel->cap * 2 : 256;
-		struct kmsg_record *h = realloc(sel->held, cap * sizeof(*h));
-
-		if (h == NULL)
-			return -ENOMEM;
-		sel->held = h;
-		sel->cap = cap;
-	}
-	copy = malloc(rec->text_len + rec->fields_len + 1);
-	if (copy == NULL)
-		return -ENOMEM;
-	memcpy(copy, rec->text, rec->text_len);
-	memcpy(copy + rec->text_len, rec->fields, rec->fields_len);
-	sel->held[sel->nheld] = *rec;
-	sel->held[sel->nheld].text = copy;
-	sel->held[sel->nheld].fields = (const unsigned char *)copy + rec->text_len;
-	sel->nheld++;
-	return 0;
-}
-
 int sel_record(struct selection *sel, struct output *o, const struct kmsg_record *rec)
 {
 	if (rec->seq > sel->to && !(rec->flags & KMSG_GAP))
 		return 1;
+	if (sel->cursor && sel->have_lines && out_match(o, rec)) {
+		if (sel->printed == sel->lines)
+			return 1;
+		sel->printed++;
+	}
 	if (!sel->reverse)
 		return out_record(o, rec);
-	return out_match(o, rec) ? hold(sel, rec) : 0;
+	return out_match(o, rec) ? backlog_add(&sel->held, rec) : 0;
 }
 
 int sel_end(struct selection *sel, struct output *o)
 {
-	int rc = 0;
+	struct kmsg_record rec;
+	int rc;
 
-	for (size_t i = sel->nheld; i-- > 0 && rc == 0;)
-		rc = out_record(o, &sel->held[i]);
+	while ((rc = backlog_pop(&sel->held, &rec)) > 0 && (rc = out_record(o, &rec)) == 0)
+		;
+	if (rc < 0)
+		return rc;
 	sel_free(sel);
-	return rc;
+	return 0;
+}
+
+int sel_said(const struct selection *sel)
+{
+	if (sel->held.failed == 0)
+		return 0;
+	cli_error("--reverse", "cannot keep the records to print in a temporary file "
+		  "in %s: %s (set TMPDIR to a directory with room, or select fewer "
+		  "records with -n, -b or --since)", sel->held.dir ? sel->held.dir : "/tmp",
+		  strerror(-sel->held.failed));
+	return 1;
 }
 
 /* A wall-clock time as journalctl --list-boots shows it, local time

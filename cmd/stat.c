@@ -100,8 +100,7 @@ static int print_stat(const char *path, int is_dump, const struct kmsg_stat *st,
 	uint64_t records = st->next_seq - st->first_seq;
 	double pct = st->data_size ? 100.0 * (double)st->used / (double)st->data_size : 0;
 
-	for (int i = 0; i < 16; i++)
-		snprintf(id + 2 * i, 3, "%02x", st->ring_id[i]);
+	cli_ring_hex(id, st->ring_id);
 	iso_time(created, sizeof(created), st->created_ns);
 
 	if (json) {

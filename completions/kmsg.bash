@@ -20,9 +20,12 @@ _kmsg_output_opts='-T --ctime -e --reltime -d --show-delta -t --notime
 	--time-format -r --raw -x --decode -J --json -o --output --output-fields
 	--noescape -p --force-prefix --utc
 	--fields -L --color -H --human -l --level -f --facility
-	-k --kernel -u --userspace --since --until --match -q --quiet'
+	-k --kernel -u --userspace --since --until --match -q --quiet
+	--show-caller --show-pid'
 # The text and writer filters read and follow share (cmd/grep.c).
 _kmsg_grep_opts='-g --grep --case-sensitive --pid'
+# journalctl's cursors, in read and follow (cmd/cursor.c).
+_kmsg_cursor_opts='--show-cursor --cursor --after-cursor --cursor-file'
 
 # The word lists below are split here, with IFS set: the user's may be any.
 
@@ -110,9 +113,9 @@ _kmsg()
 			--max-text --sync --no-newline --cont --caller' ;;
 	read)   opts="-F --file -K --kmsg-file -c --read-clear -C --clear -b --boot --list-boots
 			-n --lines --reverse $_kmsg_output_opts -P --nopager
-			$_kmsg_grep_opts" ;;
+			$_kmsg_grep_opts --list-values $_kmsg_cursor_opts" ;;
 	follow) opts="-F --file -n --lines --fail-missing $_kmsg_output_opts
-			$_kmsg_grep_opts" ;;
+			$_kmsg_grep_opts $_kmsg_cursor_opts" ;;
 	clear)  opts='-F --file' ;;
 	dump)   opts='-F --file -o --output --level -v --verbose' ;;
 	stat)   opts='-F --file -J --json' ;;
@@ -124,7 +127,8 @@ _kmsg()
 
 	# The argument of the option before, if it takes one.
 	case $cmd:$prev in
-	*:-F | *:--file | read:-K | read:--kmsg-file | emit:-f | emit:--input | dump:-o | dump:--output)
+	*:-F | *:--file | *:--cursor-file | read:-K | read:--kmsg-file | emit:-f | emit:--input | \
+	dump:-o | dump:--output)
 		_kmsg_files
 		return ;;
 	emit:-p | emit:--priority)
@@ -141,6 +145,12 @@ _kmsg()
 	read:-o | read:--output | follow:-o | follow:--output)
 		_kmsg_words short raw json json-pretty json-seq kmsg short-iso \
 			short-iso-precise short-precise short-monotonic short-unix cat
+		return ;;
+	read:--list-values)
+		# the members by -o json's and journalctl's names; field keys are the user's
+		_kmsg_words seq seq_id boot_id pid caller facility facility_name level \
+			level_name text _BOOT_ID _PID SYSLOG_FACILITY PRIORITY MESSAGE \
+			SYSLOG_IDENTIFIER
 		return ;;
 	read:--output-fields | follow:--output-fields)
 		# the members; field keys are the user's
@@ -176,6 +186,8 @@ _kmsg()
 	dump:--level)
 		_kmsg_words 1 2 3 4 5 6 7 8 9
 		return ;;
+	*:--cursor | *:--after-cursor)
+		return ;;
 	*:--match | read:-g | read:--grep | follow:-g | follow:--grep | *:--pid)
 		return ;;
 	read:--case-sensitive | follow:--case-sensitive)
@@ -187,7 +199,8 @@ _kmsg()
 	esac
 	$split && return
 
-	# emit's words are the message; the others take no operand.
+	# emit's words are the message; read's and follow's are KEY=value
+	# matches (the user's); the others take no operand.
 	if [[ $cur == -* || $cmd != emit ]]; then
 		_kmsg_words "$opts" --help
 	fi

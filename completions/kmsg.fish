@@ -94,6 +94,7 @@ complete -c kmsg -n $c -s b -l boot -f -a '0 -1 -2 1' -d "only one boot's record
 complete -c kmsg -n $c -l list-boots -d "list the boots in the log"
 complete -c kmsg -n $c -s n -l lines -x -a '10 20 50' -d "only the last N records"
 complete -c kmsg -n $c -l reverse -d "newest records first"
+complete -c kmsg -n $c -l list-values -x -a 'seq seq_id boot_id pid caller facility facility_name level level_name text _BOOT_ID _PID SYSLOG_FACILITY PRIORITY MESSAGE SYSLOG_IDENTIFIER' -d "list the distinct values of a field or member"
 
 # kmsg follow
 set -l c '__kmsg_is follow'
@@ -126,11 +127,19 @@ complete -c kmsg -n $c -l since -x -a 'now today yesterday tomorrow' -d "records
 complete -c kmsg -n $c -l until -x -a 'now today yesterday tomorrow' -d "records at or before TIME"
 complete -c kmsg -n $c -l match -x -d "only records with field KEY=VALUE"
 complete -c kmsg -n $c -s q -l quiet -d "no line where another boot's records begin"
+complete -c kmsg -n $c -l show-caller -d "who wrote each record, as dmesg 2.40: [  T123]"
+complete -c kmsg -n $c -l show-pid -d "the process that wrote each record: [  P456]"
 
 # the text and writer filters of read and follow (cmd/grep.c)
 complete -c kmsg -n $c -s g -l grep -x -d "only records whose text matches a PCRE2 pattern"
 complete -c kmsg -n $c -l case-sensitive -f -a 'yes no' -d "--grep case-sensitively (--case-sensitive=BOOL)"
 complete -c kmsg -n $c -l pid -x -d "only records of these pids (comma list)"
+
+# journalctl's cursors, in read and follow (cmd/cursor.c)
+complete -c kmsg -n $c -l show-cursor -d "at the end, print the cursor of the last record read"
+complete -c kmsg -n $c -l cursor -x -d "start at the record the cursor names"
+complete -c kmsg -n $c -l after-cursor -x -d "start after the record the cursor names"
+complete -c kmsg -n $c -l cursor-file -r -F -d "start after the cursor in FILE; keep the new one there"
 
 # kmsg dump
 set -l c '__kmsg_is dump'

@@ -171,7 +171,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.output = (enum kmsg_output)(sel % (KMSG_OUT_JSON_SEQ + 1));
 		o.time = (enum kmsg_time_format)(sel / (KMSG_OUT_JSON_SEQ + 1) %
 						 (KMSG_TIME_SHORT_UNIX + 1));
-		o.flags = sel >> 8 & 0x1ff;
+		o.flags = sel >> 8 & 0x7ff;
+		o.caller_width = sel >> 4 & 0xf;
 		if (kmsg_fmt_new(&f, &o) == 0) {
 			const char *line = s, *end = s + size;
 			while (line < end) {

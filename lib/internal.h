@@ -100,6 +100,21 @@ struct kmsg_log {
 /* ---- os.c --------------------------------------------------------------- */
 
 int64_t kmsg__clock_ns(int clock);
+
+/*
+ * How long ago since was, at now: for a time read from the file, which
+ * may hold any value.  0 for a since later than now (a note of another
+ * boot's clock), INT64_MAX at most: never an overflow.
+ */
+static inline int64_t kmsg__elapsed_ns(int64_t now, int64_t since)
+{
+	uint64_t d;
+
+	if (since >= now)
+		return 0;
+	d = (uint64_t)now - (uint64_t)since;
+	return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
+}
 /* kmsg_caller_id(), and the calling thread's, remembered. */
 uint32_t kmsg__caller_id(uint32_t id);
 extern KMSG_TLS uint32_t kmsg__caller_cache;

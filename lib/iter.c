@@ -124,7 +124,8 @@ static int waited_out(struct kmsg_iter *it, uint64_t pos)
 	if (now - it->wait_since >= bound)
 		return 1;
 	return atomic_load_explicit(&a->stall_pos, memory_order_acquire) == pos &&
-	       now - atomic_load_explicit(&a->stall_since, memory_order_relaxed) >= bound;
+	       kmsg__elapsed_ns(now, atomic_load_explicit(&a->stall_since,
+							  memory_order_relaxed)) >= bound;
 }
 
 /* R3: the block at pos failed its checks; where the reader goes on. */

@@ -127,6 +127,9 @@ int kmsg__reader_overtaken(const struct kmsg_reader *r)
 	return r->it.last_overtaken;
 }
 
+/* How often a wait looks again where it cannot sleep on the wake word. */
+#define WAIT_POLL_NS (100 * 1000000LL)
+
 int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms)
 {
 	struct kmsg_log *log;
@@ -185,5 +188,18 @@ int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms)
 		rc = syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, seen, tsp, NULL, 0);
 		if (rc < 0 && errno == EINTR)
 			return -EINTR;
+		/* The word cannot be slept on: the file was cut short under
+		 * the mapping, whose pages past its end are then read-only
+		 * zeros the kernel refuses as a futex (EFAULT).  No writer
+		 * can wake us there, and failing at once would make every
+		 * caller spin: sleep in WAIT_POLL_NS steps instead. */
+		if (rc < 0 && errno != EAGAIN && errno != ETIMEDOUT) {
+			if (wait_ns > WAIT_POLL_NS)
+				wait_ns = WAIT_POLL_NS;
+			ts.tv_sec = wait_ns / 1000000000;
+			ts.tv_nsec = wait_ns % 1000000000;
+			if (nanosleep(&ts, NULL) < 0 && errno == EINTR)
+				return -EINTR;
+		}
 	}
 }

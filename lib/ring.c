@@ -566,7 +566,8 @@ static int stall_expired(struct kmsg_log *log, uint64_t pos, int64_t mine, int64
 		}
 		return 0;
 	}
-	return now - atomic_load_explicit(&a->stall_since, memory_order_relaxed) >= STALL_NS;
+	return kmsg__elapsed_ns(now, atomic_load_explicit(&a->stall_since,
+							 memory_order_relaxed)) >= STALL_NS;
 }
 
 /* ---- quarantine ---------------------------------------------------------- */

@@ -1276,6 +1276,8 @@ Test(format, bad_options_are_refused)
 	cr_assert_eq(kmsg_fmt_new(NULL, &o), KMSG_EINVAL);
 	o.version = 0;
 	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
+	o.version = KMSG_FMT_OPTS_VERSION + 1;
+	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
 	o.version = KMSG_FMT_OPTS_VERSION;
 	o.flags = 1u << 20;
 	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
@@ -1286,6 +1288,78 @@ Test(format, bad_options_are_refused)
 	o.output = (enum kmsg_output)7;
 	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
 	cr_assert_null(f);
+}
+
+/* out (n bytes) is the string literal want */
+#define OUT_EQ(want) \
+	cr_assert(n == (int)sizeof(want) - 1 && memcmp(out, want, (size_t)n) == 0, \
+		  "%.*s", n, out)
+
+/* kmsg_fmt_opts.colors: a sequence per part, dmesg's for NULL, none for "". */
+Test(format, colors_from_the_options)
+{
+	struct kmsg_fmt_opts o = KMSG_FMT_OPTS_INIT;
+	struct kmsg_record err = mkrec(0, 3, NS, 0, "usb 1-1: bad");
+	struct kmsg_record seg = mkrec(0, 6, NS, 0, "a[1]: segfault at 0");
+	struct kmsg_fmt *f = NULL;
+	const char *out = NULL;
+	int n;
+
+	o.flags = KMSG_FMT_COLOR;
+	o.colors[KMSG_COLOR_TIME] = "";
+	o.colors[KMSG_COLOR_ERR] = "\033[1;31m";
+	cr_assert_eq(kmsg_fmt_new(&f, &o), 0);
+	/* the copies serve: the caller's strings may go */
+	o.colors[KMSG_COLOR_ERR] = "x";
+	n = kmsg_fmt_record(&out, f, &err);
+	cr_assert_gt(n, 0);
+	OUT_EQ("[    1.000000] \033[33musb 1-1: \033[0m"
+	       "\033[1;31mbad\033[0m\n");
+	n = kmsg_fmt_record(&out, f, &seg);
+	OUT_EQ("[    1.000000] \033[33ma[1]: \033[0m"
+	       "\033[2m\033[31msegfault at 0\033[0m\n");
+	kmsg_fmt_free(f);
+}
+
+/* A program built with version 1's struct, which ends before colors. */
+Test(format, colors_version_1)
+{
+	struct kmsg_fmt_opts_v1 {
+		unsigned version;
+		enum kmsg_output output;
+		enum kmsg_time_format time;
+		unsigned flags;
+	} *v1 = malloc(sizeof(*v1));
+	struct kmsg_record err = mkrec(0, 3, NS, 0, "bad");
+	struct kmsg_fmt *f = NULL;
+	const char *out = NULL;
+	int n;
+
+	*v1 = (struct kmsg_fmt_opts_v1){ 1, KMSG_OUT_SHORT, KMSG_TIME_MONO,
+					 KMSG_FMT_COLOR };
+	cr_assert_eq(kmsg_fmt_new(&f, (const struct kmsg_fmt_opts *)v1), 0);
+	free(v1);
+	n = kmsg_fmt_record(&out, f, &err);
+	OUT_EQ("\033[32m[    1.000000] \033[0m\033[31mbad\033[0m\n");
+	kmsg_fmt_free(f);
+}
+
+Test(format, colors_too_long_are_refused)
+{
+	struct kmsg_fmt_opts o = KMSG_FMT_OPTS_INIT;
+	struct kmsg_fmt *f = NULL;
+	char *big = malloc(KMSG_FMT_COLOR_MAX + 2);
+
+	memset(big, 'x', KMSG_FMT_COLOR_MAX + 1);
+	big[KMSG_FMT_COLOR_MAX + 1] = '\0';
+	o.flags = KMSG_FMT_COLOR;
+	o.colors[KMSG_COLOR_WARN] = big;
+	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
+	cr_assert_null(f);
+	big[KMSG_FMT_COLOR_MAX] = '\0';
+	cr_assert_eq(kmsg_fmt_new(&f, &o), 0);
+	kmsg_fmt_free(f);
+	free(big);
 }
 
 Test(format, defaults_and_bad_records)
@@ -1372,6 +1446,129 @@ Test(format, parse_optional_parts)
 	r = parse_ok("<6>[12]  two spaces", 0);
 	cr_assert_eq(r.boot_ns, 12 * NS);
 	assert_text(&r, " two spaces");
+}
+
+/*
+ * dmesg 2.40 and later print the kernel's caller after the time:
+ * "[%*s] " with the id right-aligned (sys-utils/dmesg.c of v2.40), and
+ * read it back from -F text after the time: "[", spaces, T or C, the
+ * number, "]".  The expected values are written from that source: the
+ * dmesg installed here (2.38) knows no caller.
+ */
+Test(format, parse_caller_column)
+{
+	struct kmsg_record r;
+	char name[12];
+
+	r = parse_ok("<6>[    1.234567] [  T123] hello", 0);
+	cr_assert_eq(r.caller, 123);
+	cr_assert_eq(r.flags, KMSG_KERNEL_CALLER);
+	cr_assert_eq(r.boot_ns, 1234567000);
+	assert_text(&r, "hello");
+	cr_assert_eq(kmsg_fmt_caller(name, sizeof(name), &r), 4);
+	cr_assert_str_eq(name, "T123");
+
+	/* a CPU, in the kernel's encoding; and the idle task, T0 */
+	r = parse_ok("<4>[    2.000000] [    C3] irq", 0);
+	cr_assert_eq(r.caller, 0x80000003u);
+	cr_assert_eq(kmsg_fmt_caller(name, sizeof(name), &r), 2);
+	cr_assert_str_eq(name, "C3");
+	r = parse_ok("<6>[    0.000000] [    T0] Linux version", 0);
+	cr_assert_eq(r.caller, 0);
+	cr_assert_eq(r.flags, KMSG_KERNEL_CALLER);
+	cr_assert_eq(kmsg_fmt_caller(name, sizeof(name), &r), 2);
+	cr_assert_str_eq(name, "T0");
+	assert_text(&r, "Linux version");
+
+	/* no padding, no time, no priority: still the column */
+	r = parse_ok("<6>[T4194303]x", 0);
+	cr_assert_eq(r.caller, 4194303);
+	assert_text(&r, "x");
+	r = parse_ok("[ T9] t", 0);
+	cr_assert_eq(r.caller, 9);
+	assert_text(&r, "t");
+
+	/* what is not the column stays text, and the record has no caller */
+	static const char *const text[] = {
+		"<6>[    1.000000] [ ok] done", "<6>[    1.000000] [T] x",
+		"<6>[    1.000000] [T12 x", "<6>[    1.000000] [T2147483648] x",
+		"<6>[    1.000000] [X12] x", "<6>[    1.000000] [T-1] x",
+		"<6>[    1.000000] [T1x] y", "<6>[    1.000000] [T1",
+	};
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+		r = parse_ok(text[i], 0);
+		cr_assert_eq(r.flags, 0, "%s", text[i]);
+		cr_assert_eq(r.caller, 0, "%s", text[i]);
+		assert_text(&r, text[i] + 18);
+		cr_assert_eq(kmsg_fmt_caller(name, sizeof(name), &r), 0);
+		cr_assert_str_eq(name, "");
+	}
+	/* the largest thread id the kernel's encoding leaves */
+	r = parse_ok("[    1.000000] [T2147483647] x", 0);
+	cr_assert_eq(r.caller, 0x7fffffffu);
+}
+
+/* What the caller column and -J's key show for each kind of caller. */
+Test(format, caller_column)
+{
+	struct kmsg_fmt_opts o = KMSG_FMT_OPTS_INIT;
+	struct kmsg_record r = { .boot_ns = 1234567000, .facility = 1, .level = 6,
+				 .text = "hi", .text_len = 2, .pid = 456,
+				 .caller = 123 };
+	struct kmsg_fmt *f;
+	const char *out;
+	char name[12];
+	int n;
+
+	o.flags = KMSG_FMT_CALLER;
+	o.caller_width = 6;
+	cr_assert_eq(kmsg_fmt_new(&f, &o), 0);
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(n, (int)strlen("[    1.234567] [  T123] hi\n"));
+	cr_assert_eq(memcmp(out, "[    1.234567] [  T123] hi\n", (size_t)n), 0, "%.*s", n, out);
+	/* a writer of another pid namespace: its pid there, not the hash */
+	r.caller = kmsg_caller_id(77) | 0x80000000u;
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(memcmp(out, "[    1.234567] [  P456] hi\n", (size_t)n), 0, "%.*s", n, out);
+	/* no caller: no column, as dmesg 2.40 */
+	r.caller = 0;
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(memcmp(out, "[    1.234567] hi\n", (size_t)n), 0, "%.*s", n, out);
+	kmsg_fmt_free(f);
+
+	/* wider than the width: not cut; the pid column after the caller */
+	o.flags = KMSG_FMT_CALLER | KMSG_FMT_PID;
+	o.caller_width = 3;
+	cr_assert_eq(kmsg_fmt_new(&f, &o), 0);
+	r.caller = 4194303;
+	r.pid = 7;
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(memcmp(out, "[    1.234567] [T4194303] [ P7] hi\n", (size_t)n), 0,
+		     "%.*s", n, out);
+	kmsg_fmt_free(f);
+
+	o.caller_width = 17;
+	cr_assert_eq(kmsg_fmt_new(&f, &o), KMSG_EINVAL);
+	cr_assert_eq(kmsg_fmt_caller(name, 4, &r), KMSG_EINVAL);
+
+	/* a version 1 struct has no caller_width: 5, dmesg -F's ... */
+	struct { unsigned v; enum kmsg_output out; enum kmsg_time_format t;
+		 unsigned flags; } v1 = { 1, KMSG_OUT_SHORT, KMSG_TIME_NOTIME,
+					  KMSG_FMT_CALLER };
+	cr_assert_eq(kmsg_fmt_new(&f, (const struct kmsg_fmt_opts *)(void *)&v1), 0);
+	r.caller = 5;
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(memcmp(out, "[   T5] hi\n", (size_t)n), 0, "%.*s", n, out);
+	kmsg_fmt_free(f);
+
+	/* nor a version 2 struct, which ends after colors */
+	struct { unsigned v; enum kmsg_output out; enum kmsg_time_format t;
+		 unsigned flags; const char *colors[KMSG_COLOR_COUNT]; } v2 =
+		{ 2, KMSG_OUT_SHORT, KMSG_TIME_NOTIME, KMSG_FMT_CALLER, { NULL } };
+	cr_assert_eq(kmsg_fmt_new(&f, (const struct kmsg_fmt_opts *)(void *)&v2), 0);
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(memcmp(out, "[   T5] hi\n", (size_t)n), 0, "%.*s", n, out);
+	kmsg_fmt_free(f);
 }
 
 static struct kmsg_record parse_flags_ok(const char *line, unsigned flags)

@@ -102,6 +102,36 @@ static const char *read_prio(const char *p, const char *end, unsigned *fac,
 }
 
 /*
+ * Reads dmesg 2.40's caller column, "[" spaces ("T" or "C") digits "]",
+ * from p (at the '['): the kernel's caller id, a thread id or 0x80000000
+ * plus a CPU number, into *caller.  Returns the position after the ']' and
+ * one space after it, or NULL if the text is not such a column.  dmesg
+ * takes any "[ ...]" there for one (and drops the byte after it): text
+ * such as "[ ok] done" stays text here.
+ */
+static const char *parse_caller(const char *p, const char *end, uint32_t *caller)
+{
+	uint32_t v = 0, cpu;
+	const char *d;
+
+	for (p++; p < end && *p == ' '; p++)
+		;
+	if (p == end || (*p != 'T' && *p != 'C'))
+		return NULL;
+	cpu = *p++ == 'C' ? 0x80000000u : 0;
+	for (d = p; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (v > (0x7fffffffu - (uint32_t)(*p - '0')) / 10)
+			return NULL;
+		v = v * 10 + (uint32_t)(*p - '0');
+	}
+	if (p == d || p == end || *p != ']')
+		return NULL;
+	*caller = cpu | v;
+	p++;
+	return p < end && *p == ' ' ? p + 1 : p;
+}
+
+/*
  * One record of dmesg -r text into a record: see kmsg.h.  dmesg's own
  * reading is followed where it is a rule, not an accident: without
  * KMSG_DMESG_SKIP_PRIO the "<N>" is read as read_prio() says; with it,
@@ -111,14 +141,16 @@ static const char *read_prio(const char *p, const char *end, unsigned *fac,
  * The time is read if '[' is followed by a space or a digit, as dmesg
  * reads it, its fraction as a decimal fraction ("1.5" is one and a half
  * seconds: dmesg would read 5 microseconds); text that only looks like a
- * time stays text, where dmesg drops the '['.
+ * time stays text, where dmesg drops the '['.  The caller column of dmesg
+ * 2.40 and later after it is read as parse_caller() says.
  */
 int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
 			   size_t len, int64_t boot_real_ns, unsigned flags)
 {
 	const char *p, *end, *q;
 	unsigned fac = KMSG_PRIO_NONE, lev = KMSG_PRIO_NONE;
-	int range = 0;
+	int range = 0, has_caller = 0;
+	uint32_t caller = 0;
 	int64_t ns = 0;
 
 	if (rec == NULL || (line == NULL && len) || (flags & ~KMSG_DMESG_SKIP_PRIO))
@@ -149,6 +181,11 @@ int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
 				p++;
 		}
 	}
+	/* dmesg 2.40 and later print the kernel's caller after the time */
+	if (end - p >= 4 && p[0] == '[' && (q = parse_caller(p, end, &caller)) != NULL) {
+		p = q;
+		has_caller = 1;
+	}
 	if ((ns > 0 && boot_real_ns > INT64_MAX - ns) ||
 	    (ns < 0 && boot_real_ns < INT64_MIN - ns))
 		return KMSG_EINVAL;
@@ -158,6 +195,10 @@ int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
 	rec->level = lev;
 	rec->boot_ns = ns;
 	rec->real_ns = boot_real_ns + ns;
+	if (has_caller) {
+		rec->caller = caller;
+		rec->flags = KMSG_KERNEL_CALLER;
+	}
 	rec->text = p;
 	rec->text_len = (size_t)(end - p);
 	return 1;

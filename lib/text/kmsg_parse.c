@@ -186,7 +186,8 @@ static int whole_i64(const char *s, size_t n, int64_t *v)
 
 /*
  * The header line: "PRIO,SEQ,USEC,FLAGS[,ITEM...];TEXT".  Items after the
- * flags are the kernel's to add: caller=T<id> is read, others passed over.
+ * flags are the kernel's to add: caller=T<id> (a thread) and caller=C<n>
+ * (a CPU) are read as KMSG_KERNEL_CALLER, others passed over.
  * Returns 0, -ENOMEM, or 1 with p->why set for a line that is not one.
  */
 static int header(struct kmsg_devkmsg *p, struct devkmsg_rec *r, const char *line,
@@ -231,11 +232,15 @@ static int header(struct kmsg_devkmsg *p, struct devkmsg_rec *r, const char *lin
 
 		if (e == NULL)
 			e = semi;
-		if (e - item > 8 && memcmp(item, "caller=T", 8) == 0) {
+		/* the kernel's caller: a thread, or a CPU (the top bit) */
+		if (e - item > 8 && memcmp(item, "caller=", 7) == 0 &&
+		    (item[7] == 'T' || item[7] == 'C')) {
 			const char *q = item + 8;
 
-			if (number(&q, e, UINT32_MAX, &id, NULL) == 0 && q == e)
-				r->rec.caller = (uint32_t)id;
+			if (number(&q, e, 0x7fffffff, &id, NULL) == 0 && q == e) {
+				r->rec.caller = (uint32_t)id | (item[7] == 'C' ? 0x80000000u : 0);
+				r->rec.flags |= KMSG_KERNEL_CALLER;
+			}
 		}
 		s = e;
 	}
@@ -278,8 +283,11 @@ static int field(struct kmsg_devkmsg *p, struct devkmsg_rec *r, const char *s, s
 			 i >= 0 && i <= UINT32_MAX)
 			r->rec.pid = (uint32_t)i;
 		else if (!strcmp(key, "_CALLER") && whole_i64(eq + 1, vlen, &i) == 0 &&
-			 i >= 0 && i <= UINT32_MAX)
+			 i >= 0 && i <= UINT32_MAX) {
+			/* kmsg's own id, over the header's form of it */
 			r->rec.caller = (uint32_t)i;
+			r->rec.flags &= ~(unsigned)KMSG_KERNEL_CALLER;
+		}
 		else if (!strcmp(key, "_REALTIME_NS") && whole_i64(eq + 1, vlen, &i) == 0) {
 			r->rec.real_ns = i;
 			r->have_real = 1;

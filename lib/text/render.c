@@ -16,12 +16,18 @@
  *    decodes them as kmsg does).
  *  - JSON follows dmesg 2.41 (2.38 repeats the file in every "msg" and
  *    computes "pri" wrongly), and an empty document is still valid JSON.
+ *
+ * The caller column (KMSG_FMT_CALLER) and -J's "caller" key are dmesg
+ * 2.40's, which shows them whenever the kernel's records carry a caller;
+ * kmsg shows them only when asked, so that its default output stays the
+ * 2.38 output people's scripts read.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memmem */
 #endif
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,17 +39,23 @@
 #define PREFIX_MAX 256
 
 #define COLOR_RESET     "\033[0m"
-#define COLOR_SUBSYS    "\033[33m"
-#define COLOR_TIME      "\033[32m"
-#define COLOR_TIMEBREAK "\033[32m\033[1m"
-#define COLOR_SEGFAULT  "\033[2m\033[31m"
 
-/* dmesg's level colours; emerg has none there either. */
-static const char *const level_colors[8] = {
-	[1] = "\033[7m\033[31m",
-	[2] = "\033[1m\033[31m",
-	[3] = "\033[31m",
-	[4] = "\033[1m",
+/* dmesg's colours, for the parts kmsg_fmt_opts.colors leaves NULL. */
+static const char *const default_colors[KMSG_COLOR_COUNT] = {
+	[KMSG_COLOR_SUBSYS]    = "\033[33m",
+	[KMSG_COLOR_TIME]      = "\033[32m",
+	[KMSG_COLOR_TIMEBREAK] = "\033[32m\033[1m",
+	[KMSG_COLOR_ALERT]     = "\033[7m\033[31m",
+	[KMSG_COLOR_CRIT]      = "\033[1m\033[31m",
+	[KMSG_COLOR_ERR]       = "\033[31m",
+	[KMSG_COLOR_WARN]      = "\033[1m",
+	[KMSG_COLOR_SEGFAULT]  = "\033[2m\033[31m",
+};
+
+/* The colour of each level's text; emerg has none in dmesg either. */
+static const int level_colors[8] = {
+	-1, KMSG_COLOR_ALERT, KMSG_COLOR_CRIT, KMSG_COLOR_ERR, KMSG_COLOR_WARN,
+	-1, -1, -1,
 };
 
 /* dmesg -x spells warning "warn". */
@@ -52,7 +64,9 @@ static const char *const dmesg_levels[8] = {
 };
 
 struct kmsg_fmt {
-	struct kmsg_fmt_opts opts;
+	struct kmsg_fmt_opts opts; /* opts.colors point into color_buf */
+	char *color_buf;
+	size_t color_room;         /* the longest sequence and a reset */
 	char *buf;
 	size_t cap;
 
@@ -294,6 +308,75 @@ static char *put_fields(struct kmsg_fmt *f, char *p,
 	return p;
 }
 
+int kmsg_fmt_caller(char *buf, size_t size, const struct kmsg_record *rec)
+{
+	char tmp[12], *p = tmp;
+
+	if (buf == NULL || rec == NULL || size == 0)
+		return KMSG_EINVAL;
+	if (rec->flags & KMSG_KERNEL_CALLER) {
+		/* the kernel's encoding: the top bit marks a CPU */
+		*p++ = rec->caller & 0x80000000u ? 'C' : 'T';
+		p = put_u64(p, rec->caller & 0x7fffffffu);
+	} else if (rec->caller == 0 ||
+		   ((rec->caller & 0x80000000u) && rec->pid == 0)) {
+		*p = '\0';
+	} else if (rec->caller & 0x80000000u) {
+		/* kmsg_caller_id() of another pid namespace */
+		*p++ = 'P';
+		p = put_u64(p, rec->pid);
+	} else {
+		*p++ = 'T';
+		p = put_u64(p, rec->caller);
+	}
+	if ((size_t)(p - tmp) >= size)
+		return KMSG_EINVAL;
+	memcpy(buf, tmp, (size_t)(p - tmp));
+	buf[p - tmp] = '\0';
+	return (int)(p - tmp);
+}
+
+/*
+ * The caller and pid columns of the short output, as dmesg 2.40 writes
+ * its caller column: "[%*s] ", the name right-aligned in caller_width
+ * columns (wider names are not cut); none for a record without one.
+ * Needs 2 * 32 bytes.
+ */
+static char *put_who(const struct kmsg_fmt *f, char *p, const struct kmsg_record *rec)
+{
+	unsigned width = f->opts.caller_width ? f->opts.caller_width : 5;
+	char name[12];
+	size_t n;
+
+	for (int col = 0; col < 2; col++) {
+		if (col == 0 && (f->opts.flags & KMSG_FMT_CALLER))
+			n = (size_t)kmsg_fmt_caller(name, sizeof(name), rec);
+		else if (col == 1 && (f->opts.flags & KMSG_FMT_PID) && rec->pid)
+			name[0] = 'P', n = (size_t)(put_u64(name + 1, rec->pid) - name);
+		else
+			continue;
+		if (n == 0)
+			continue;
+		*p++ = '[';
+		for (size_t i = n; i < width; i++)
+			*p++ = ' ';
+		p = put_str(p, name, n);
+		p = PUT_LIT(p, "] ");
+	}
+	return p;
+}
+
+/* Writes s (n bytes) in colour c; "" as c's sequence: no colour. */
+static char *put_color(const struct kmsg_fmt *f, char *p, int c,
+		       const char *s, size_t n)
+{
+	const char *seq = f->opts.colors[c];
+
+	p = put_cstr(p, seq);
+	p = put_str(p, s, n);
+	return *seq ? PUT_LIT(p, COLOR_RESET) : p;
+}
+
 /*
  * Text of rec (len bytes of it from text) as the short output writes it,
  * with dmesg's colours when they are asked for: the subsystem prefix,
@@ -308,8 +391,8 @@ static char *put_colored_text(struct kmsg_fmt *f, char *p, const struct kmsg_rec
 	int ascii = (flags & KMSG_FMT_ASCII) != 0;
 	size_t last_nl = (flags & KMSG_FMT_NO_TAIL_INDENT) && indent && len &&
 			 text[len - 1] == '\n';
-	const char *lc;
 	size_t sub;
+	int lc;
 
 	if (!(flags & KMSG_FMT_COLOR)) {
 		p = kmsg__put_text(p, text, len - last_nl, indent, mode, ascii);
@@ -319,51 +402,41 @@ static char *put_colored_text(struct kmsg_fmt *f, char *p, const struct kmsg_rec
 	}
 	sub = subsys_len(text, len);
 	if (sub) {
-		p = PUT_LIT(p, COLOR_SUBSYS);
+		p = put_cstr(p, f->opts.colors[KMSG_COLOR_SUBSYS]);
 		p = kmsg__put_text(p, text, sub, indent, mode, ascii);
-		p = PUT_LIT(p, COLOR_RESET);
+		if (*f->opts.colors[KMSG_COLOR_SUBSYS])
+			p = PUT_LIT(p, COLOR_RESET);
 		text += sub;
 		len -= sub;
 	}
-	lc = rec->level < 8 ? level_colors[rec->level] : NULL;
-	if (lc == NULL && memmem(text, len, "segfault at", 11) != NULL)
-		lc = COLOR_SEGFAULT;
-	if (lc)
-		p = put_cstr(p, lc);
+	lc = rec->level < 8 ? level_colors[rec->level] : -1;
+	if (lc < 0 && memmem(text, len, "segfault at", 11) != NULL)
+		lc = KMSG_COLOR_SEGFAULT;
+	if (lc >= 0)
+		p = put_cstr(p, f->opts.colors[lc]);
 	p = kmsg__put_text(p, text, len - last_nl, indent, mode, ascii);
 	if (last_nl)
 		*p++ = '\n';
-	if (lc)
+	if (lc >= 0 && *f->opts.colors[lc])
 		p = PUT_LIT(p, COLOR_RESET);
 	return p;
 }
 
 /*
  * dmesg -p (util-linux 2.39 and later): each line of a text with
- * newlines gets the prefix of the first, which f->buf holds up to p
- * (decoding, its first decode_len bytes, then time, colours); as in dmesg, reltime's later lines show a
- * delta of 0, and empty lines are left out.  Returns the end, newline
- * included, or NULL when memory runs out.
+ * newlines gets the prefix of the first, which f->buf holds up to p:
+ * the decoding up to decode_len, the time up to time_end, then the
+ * caller and pid columns.  As in dmesg, reltime's later lines show a
+ * delta of 0 in its place, and empty lines are left out.  Returns the
+ * end, newline included, or NULL when memory runs out.
  */
 static char *put_prefixed_lines(struct kmsg_fmt *f, char *p, const struct kmsg_record *rec,
-				size_t decode_len, int timebreak)
+				size_t decode_len, size_t time_end, int timebreak)
 {
-	char later[PREFIX_MAX];
-	size_t plen = (size_t)(p - f->buf), llen = plen, off = 0;
-	int first = 1;
+	static const char zero[] = "[  +0.000000] ";
+	size_t plen = (size_t)(p - f->buf), off = 0;
+	int reltime = f->opts.time == KMSG_TIME_RELTIME, first = 1;
 
-	memcpy(later, f->buf, plen);
-	if (f->opts.time == KMSG_TIME_RELTIME) {
-		/* the decoding stays, the time becomes a zero delta */
-		char *l = later + decode_len;
-
-		if (f->opts.flags & KMSG_FMT_COLOR)
-			l = put_cstr(l, timebreak ? COLOR_TIMEBREAK : COLOR_TIME);
-		l = PUT_LIT(l, "[  +0.000000] ");
-		if (f->opts.flags & KMSG_FMT_COLOR)
-			l = PUT_LIT(l, COLOR_RESET);
-		llen = (size_t)(l - later);
-	}
 	while (off < rec->text_len) {
 		const char *s = rec->text + off;
 		const char *nl = memchr(s, '\n', rec->text_len - off);
@@ -372,12 +445,22 @@ static char *put_prefixed_lines(struct kmsg_fmt *f, char *p, const struct kmsg_r
 		off += n + 1;
 		if (n == 0)
 			continue;
-		p = ensure(f, p, llen + 4 * n + 64);
+		/* the prefix, a zero delta in colour, the text: f->buf may move */
+		p = ensure(f, p, plen + sizeof(zero) + 4 * n + 64 + 3 * f->color_room);
 		if (p == NULL)
 			return NULL;
-		if (!first) {
+		if (!first && !reltime) {
 			*p++ = '\n';
-			p = put_str(p, later, llen);
+			p = put_str(p, f->buf, plen);
+		} else if (!first) {
+			*p++ = '\n';
+			p = put_str(p, f->buf, decode_len);
+			if (f->opts.flags & KMSG_FMT_COLOR)
+				p = put_color(f, p, timebreak ? KMSG_COLOR_TIMEBREAK :
+					      KMSG_COLOR_TIME, zero, sizeof(zero) - 1);
+			else
+				p = PUT_LIT(p, zero);
+			p = put_str(p, f->buf + time_end, plen - time_end);
 		}
 		first = 0;
 		p = put_colored_text(f, p, rec, s, n, 0);
@@ -397,10 +480,10 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	int color = (flags & KMSG_FMT_COLOR) != 0;
 	int timebreak = 0, err = 0;
 	const char *text = rec->text;
-	size_t len = rec->text_len, indent = 0, decode_len, room;
+	size_t len = rec->text_len, indent = 0, decode_len, time_end, room;
 	char *p;
 
-	p = ensure(f, f->buf, PREFIX_MAX);
+	p = ensure(f, f->buf, PREFIX_MAX + f->color_room);
 	if (p == NULL)
 		return -ENOMEM;
 	if (len == 0) {
@@ -423,9 +506,9 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 		char *te = put_time_prefix(f, tb, rec, &timebreak);
 
 		if (te != tb) {
-			p = put_cstr(p, timebreak ? COLOR_TIMEBREAK : COLOR_TIME);
-			p = put_str(p, tb, (size_t)(te - tb));
-			p = PUT_LIT(p, COLOR_RESET);
+			p = put_color(f, p, timebreak ? KMSG_COLOR_TIMEBREAK :
+						       KMSG_COLOR_TIME, tb,
+				      (size_t)(te - tb));
 			indent += (size_t)(te - tb);
 		}
 	} else {
@@ -434,18 +517,25 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 		p = put_time_prefix(f, p, rec, &timebreak);
 		indent += (size_t)(p - ts);
 	}
+	time_end = (size_t)(p - f->buf);
+	if (flags & (KMSG_FMT_CALLER | KMSG_FMT_PID)) {
+		char *ws = p;
+
+		p = put_who(f, p, rec);
+		indent += (size_t)(p - ws);
+	}
 
 	if (len > (size_t)INT_MAX / 8)
 		return -ENOMEM;
 	if ((flags & KMSG_FMT_FORCE_PREFIX) && memchr(text, '\n', len)) {
-		p = put_prefixed_lines(f, p, rec, decode_len, timebreak);
+		p = put_prefixed_lines(f, p, rec, decode_len, time_end, timebreak);
 		if (p == NULL)
 			return -ENOMEM;
 		goto fields;
 	}
 	/* Counting the newlines is a pass over the text: short text gets
 	 * room for a newline in every byte instead, some KiB at most. */
-	room = 4 * len + 64;
+	room = 4 * len + 64 + 2 * f->color_room;
 	if (indent)
 		room += (len <= 256 ? len : kmsg__count_newlines(text, len)) * indent;
 	p = ensure(f, p, room);
@@ -505,6 +595,20 @@ static int render_json(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	}
 	p = PUT_LIT(p, JSON_IND "\"time\": ");
 	p = put_fixed(p, rec->boot_ns / 1000, 12, 0);
+	if (f->opts.flags & KMSG_FMT_CALLER) {
+		char name[12];
+
+		/* dmesg 2.40's key, only for a record with a caller */
+		if (kmsg_fmt_caller(name, sizeof(name), rec) > 0) {
+			p = PUT_LIT(p, ",\n" JSON_IND "\"caller\": \"");
+			p = put_cstr(p, name);
+			*p++ = '"';
+		}
+	}
+	if ((f->opts.flags & KMSG_FMT_PID) && rec->pid) {
+		p = PUT_LIT(p, ",\n" JSON_IND "\"pid\": ");
+		p = put_u64(p, rec->pid);
+	}
 	p = PUT_LIT(p, ",\n" JSON_IND "\"msg\": \"");
 	if (len)
 		p = kmsg__put_json_text(p, rec->text, len,
@@ -545,6 +649,16 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	p = put_i64(p, rec->boot_ns / 1000);
 	*p++ = ',';
 	*p++ = (rec->flags & KMSG_FRAGMENT) ? 'c' : '-';
+	if ((f->opts.flags & KMSG_FMT_CALLER) || (rec->flags & KMSG_KERNEL_CALLER)) {
+		char name[12];
+
+		/* where the kernel puts its caller (CONFIG_PRINTK_CALLER);
+		 * the kernel's own is always there, to be read back */
+		if (kmsg_fmt_caller(name, sizeof(name), rec) > 0) {
+			p = PUT_LIT(p, ",caller=");
+			p = put_cstr(p, name);
+		}
+	}
 	*p++ = ';';
 	if (len)
 		p = kmsg__put_kmsg_text(p, rec->text, len);
@@ -565,9 +679,9 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	 * can have (keys begin with a capital letter), so that the records
 	 * read back (kmsg_parse.c) print as the log: the numbering the
 	 * sequence number is of and the exact times, which records parsed
-	 * from text have none of, the boot id, the pid and the caller (the
-	 * kernel's "caller=T<id>" in the first line would break the parsers
-	 * of what kmsg wrote before). */
+	 * from text have none of, the boot id, the pid and kmsg's caller id
+	 * (in the first line, where the kernel writes its own, it would
+	 * break the parsers of what kmsg wrote before). */
 	p = ensure(f, p, 6 * 40);
 	if (p == NULL)
 		return -ENOMEM;
@@ -590,7 +704,7 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 		p = put_u64(p, rec->pid);
 		*p++ = '\n';
 	}
-	if (rec->caller) {
+	if (rec->caller && !(rec->flags & KMSG_KERNEL_CALLER)) {
 		p = PUT_LIT(p, " _CALLER=");
 		p = put_u64(p, rec->caller);
 		*p++ = '\n';
@@ -808,7 +922,9 @@ static int render_json_record(struct kmsg_fmt *f, const struct kmsg_record *rec)
 			w.p = put_json_u64_or_null(w.p, rec->pid);
 			break;
 		case M_CALLER:
-			w.p = put_json_u64_or_null(w.p, rec->caller);
+			/* the kernel's T0 (its idle task) is a caller */
+			w.p = rec->flags & KMSG_KERNEL_CALLER ? put_u64(w.p, rec->caller)
+				: put_json_u64_or_null(w.p, rec->caller);
 			break;
 		case M_FACILITY:
 			w.p = prio ? put_u64(w.p, rec->facility) : PUT_LIT(w.p, "null");
@@ -933,7 +1049,42 @@ int kmsg_fmt_set_keys(struct kmsg_fmt *f, const char *keys)
 
 #define FMT_FLAGS (KMSG_FMT_DECODE | KMSG_FMT_SHOWDELTA | KMSG_FMT_COLOR | \
 		   KMSG_FMT_NOESCAPE | KMSG_FMT_FIELDS | KMSG_FMT_ASCII | \
-		   KMSG_FMT_FORCE_PREFIX | KMSG_FMT_NO_TAIL_INDENT | KMSG_FMT_UTC)
+		   KMSG_FMT_CALLER | KMSG_FMT_PID | KMSG_FMT_FORCE_PREFIX | \
+		   KMSG_FMT_NO_TAIL_INDENT | KMSG_FMT_UTC)
+
+
+/*
+ * Points f->opts.colors at copies of the sequences it names (dmesg's own
+ * for NULL) in one block, and sets the room a colour takes.  Returns 0;
+ * -1 with color_buf NULL when memory ran out, with it set (to be freed)
+ * for a sequence longer than KMSG_FMT_COLOR_MAX.
+ */
+static int set_colors(struct kmsg_fmt *f)
+{
+	const char **c = f->opts.colors;
+	size_t total = 0, len[KMSG_COLOR_COUNT];
+	char *p;
+
+	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
+		if (c[i] == NULL)
+			c[i] = default_colors[i];
+		len[i] = strnlen(c[i], KMSG_FMT_COLOR_MAX + 1);
+		total += len[i] + 1;
+	}
+	p = f->color_buf = malloc(total);
+	if (p == NULL)
+		return -1;
+	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
+		if (len[i] > KMSG_FMT_COLOR_MAX)
+			return -1;
+		memcpy(p, c[i], len[i] + 1);
+		c[i] = p;
+		p += len[i] + 1;
+		if (len[i] + sizeof(COLOR_RESET) > f->color_room)
+			f->color_room = len[i] + sizeof(COLOR_RESET);
+	}
+	return 0;
+}
 
 /*
  * A renderer for opts (NULL: the defaults).  Unknown versions, outputs,
@@ -948,15 +1099,31 @@ int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts)
 		return KMSG_EINVAL;
 	if (opts == NULL)
 		opts = &dflt;
-	if (opts->version != KMSG_FMT_OPTS_VERSION ||
+	if (opts->version < 1 || opts->version > KMSG_FMT_OPTS_VERSION ||
 	    (unsigned)opts->output > KMSG_OUT_JSON_SEQ ||
-	    (unsigned)opts->time > KMSG_TIME_SHORT_UNIX || (opts->flags & ~FMT_FLAGS))
+	    (unsigned)opts->time > KMSG_TIME_SHORT_UNIX || (opts->flags & ~FMT_FLAGS) ||
+	    (opts->version >= 3 && opts->caller_width > 16))
 		return KMSG_EINVAL;
 	f = calloc(1, sizeof(*f));
 	if (f == NULL)
 		return -ENOMEM;
-	f->opts = *opts;
+	/* an older struct ends before the members it did not have yet:
+	 * read no further */
+	if (opts->version == 1)
+		memcpy(&f->opts, opts, offsetof(struct kmsg_fmt_opts, colors));
+	else if (opts->version == 2)
+		memcpy(&f->opts, opts, offsetof(struct kmsg_fmt_opts, caller_width));
+	else
+		f->opts = *opts;
+	f->opts.version = KMSG_FMT_OPTS_VERSION;
 	f->tm.utc = (opts->flags & KMSG_FMT_UTC) != 0;
+	if (set_colors(f) < 0) {
+		int rc = f->color_buf ? KMSG_EINVAL : -ENOMEM;
+
+		free(f->color_buf);
+		free(f);
+		return rc;
+	}
 	f->members = ALL_MEMBERS;
 	f->all_fields = 1;
 	*out = f;
@@ -968,6 +1135,7 @@ void kmsg_fmt_free(struct kmsg_fmt *f)
 	if (f == NULL)
 		return;
 	free(f->buf);
+	free(f->color_buf);
 	free(f->keys);
 	free(f->keyv);
 	free(f->sorted);

@@ -123,18 +123,31 @@ expect_eq "$(tac "$T/fwd")" "$(cat "$T/rev")" "--reverse is the whole log backwa
 read_ -t --reverse -b -2
 expect_eq "$(a 2)|$(a 1)|$(a 0)" "$got" "--reverse -b -2"
 
+case_ "--reverse of a big log holds what it keeps in a file, not in memory"
+# 400,000 records of 100 bytes: 60 MiB kept, of which 16 MiB in memory
+seq 400000 | sed 's/$/ padding the record to about a hundred bytes of text, as a long log line is/' |
+	"$KMSG" emit -F "$T/big" --log-size=128M
+fwd_kib=$(peak_kib "$KMSG" read -F "$T/big" -t)
+mv "$T/out" "$T/fwd"
+rev_kib=$(peak_kib "$KMSG" read -F "$T/big" -t --reverse)
+expect_eq "" "$(tac "$T/fwd" | cmp - "$T/out" 2>&1)" "--reverse of 400,000 records is the log backwards"
+expect_eq 400000 "$(wc -l <"$T/out")" "records printed"
+# the log's mapped pages count in both; what --reverse keeps, only in one
+small_enough "$((rev_kib - fwd_kib))" 32768
+TMPDIR=$T/none expect_status 1 "$KMSG" read -F "$T/big" --reverse
+expect_grep "cannot keep the records to print in a temporary file in $T/none: No such file or directory (set TMPDIR" "$T/err"
+TMPDIR=$T/none expect_status 0 "$KMSG" read --reverse  # a small log needs no file
+
 case_ "kmsg follow says where another boot begins too, -n as before"
 "$KMSG" follow -t -n 4 >"$T/f.out" 2>"$T/f.err" &
 fpid=$!
-for _ in $(seq 100); do grep -q '^two$' "$T/f.out" && break; sleep 0.05; done
-kill -INT $fpid
-wait $fpid
+wait_for '^two$' "$T/f.out" || fail "follow printed nothing"
+stop_bg $fpid INT
 expect_eq "$(b 3)|-- Boot $C --|one|bad|two" "$(paste -sd'|' "$T/f.out")"
 "$KMSG" follow -q -t -n 2 >"$T/f.out" 2>"$T/f.err" &
 fpid=$!
-for _ in $(seq 100); do grep -q '^two$' "$T/f.out" && break; sleep 0.05; done
-kill -INT $fpid
-wait $fpid
+wait_for '^two$' "$T/f.out" || fail "follow printed nothing"
+stop_bg $fpid INT
 expect_eq "bad|two" "$(paste -sd'|' "$T/f.out")" "follow -q -n 2"
 
 case_ "a dump keeps its boots; dmesg text has none"

@@ -91,8 +91,7 @@ wait_for "disc spun down" "$T/f.out" || fail "no history within 5 s"
 "$KMSG" emit -F "$L" -t net --id=100 "new net record"
 "$KMSG" emit -F "$L" -t store --id=100 "new disk record"
 wait_for "new disk record" "$T/f.out" || fail "a new matching record did not show"
-kill -INT $fpid
-wait $fpid
+stop_bg $fpid INT
 expect_eq 0 $? "follow's status"
 printf '%s\n' "store[200]: disc spun down" "store[100]: new disk record" >"$T/want"
 expect_file_eq "$T/want" "$T/f.out"

@@ -151,6 +151,10 @@ case_ "--output-fields with a name that is neither a member nor a key"
 expect_status 2 "$KMSG" read -F "$L" -o json --output-fields text,bogus
 expect_grep "'text,bogus': not a list of member names" "$T/err"
 expect_status 2 "$KMSG" read -F "$L" -o json --output-fields ""
+case_ "--output-fields followed by another option keeps its own list"
+"$KMSG" read -F "$L" -o json --output-fields seq --until now >"$T/out" 2>"$T/err"
+expect_eq 0 $? "status"
+expect_eq '{"seq":1}' "$(head -1 "$T/out")" "the first record"
 case_ "--output-fields with an output that has no keys"
 expect_status 2 "$KMSG" read -F "$L" --output-fields text
 expect_grep "only with -o json" "$T/err"
@@ -178,8 +182,7 @@ fpid=$!
 for _ in $(seq 100); do [ -s "$T/f.out" ] && break; sleep 0.05; done
 "$KMSG" emit -F "$L" --field K=v "followed"
 for _ in $(seq 100); do [ "$(wc -l <"$T/f.out")" -ge 2 ] && break; sleep 0.05; done
-kill -TERM $fpid
-wait $fpid
+stop_bg $fpid TERM
 expect_eq 2 "$(python3 -c 'import json, sys
 print(sum(1 for l in open(sys.argv[1]) if json.loads(l)))' "$T/f.out")" "objects followed"
 expect_grep '"text":"followed","K":"v"}$' "$T/f.out"

@@ -5,13 +5,7 @@
 # read-clear, gaps and errors are checked against what a user would see.
 . "$(dirname "$0")/lib.sh.inc"
 
-DMESG=/usr/bin/dmesg
-have_dmesg=0
-if [ -x "$DMESG" ] && "$DMESG" --version 2>/dev/null | grep -q ' 2\.38'; then
-	have_dmesg=1
-else
-	echo "read: no util-linux 2.38 dmesg at $DMESG: skipping the byte comparisons" >&2
-fi
+find_dmesg
 
 # same_as_dmesg FILE TZ ARGS...: kmsg read -F FILE ARGS prints exactly what
 # dmesg -F FILE ARGS prints.  Both compute the boot time in whole seconds
@@ -238,22 +232,6 @@ expect_file_eq "$T/want" "$T/got"
 
 # ---------------------------------------------------------------------------
 # What --file refuses, and the bounds on what it reads
-
-# peak_kib CMD...: runs CMD (output to $T/out, $T/err), prints its peak
-# resident memory in KiB, or nothing without GNU time
-peak_kib() {
-	if [ -x /usr/bin/time ]; then
-		/usr/bin/time -f %M -o "$T/peak" "$@" >"$T/out" 2>"$T/err"
-		tail -1 "$T/peak"
-	else
-		"$@" >"$T/out" 2>"$T/err"
-	fi
-}
-# small_enough KIB LIMIT: KIB (from peak_kib) is below LIMIT KiB
-small_enough() {
-	if [ -z "$1" ]; then ok; elif [ "$1" -lt "$2" ]; then ok; else
-		fail "peak memory $1 KiB, over $2 KiB"; fi
-}
 
 case_ "/dev/zero is refused at once, in bounded memory"
 start=$(date +%s%N)

@@ -92,8 +92,7 @@ for i in $(seq 1 100); do
 	sleep 0.05
 done
 expect_grep "^new [0-9]*$" "$T/f.out"
-kill -TERM $fpid
-wait $fpid
+stop_bg $fpid TERM
 expect_eq 0 $? "follow's exit status"
 
 case_ "read permission only: no writing, no clearing"

@@ -53,6 +53,8 @@ enum {
 	                            so it cannot be upgraded to this format yet */
 	KMSG_ETOOBIG   = -1013, /* the log is larger than this build can map
 	                           (a 32-bit build: less than 4 GiB) */
+	KMSG_EOTHERLOG = -1014, /* a kept position is of another log (its
+	                           ring id differs) */
 };
 
 /* Returns a static English description of any code this library returns. */
@@ -273,6 +275,11 @@ enum {
 	                           that never finished (their writer died, or was
 	                           stopped and passed over, and then appended its
 	                           record again), none a record evicted unread */
+	KMSG_KERNEL_CALLER = 1 << 6, /* (read side, records parsed from dmesg
+	                           text) caller is the kernel's printk caller
+	                           id the text showed: a thread id ("T123",
+	                           "T0" included) or 0x80000000 + a CPU number
+	                           ("C3") */
 };
 
 #define KMSG_ENTRY_VERSION 1
@@ -335,7 +342,7 @@ struct kmsg_record {
 	unsigned facility;
 	unsigned level;
 	unsigned flags;         /* KMSG_FRAGMENT, KMSG_BEGIN, KMSG_PARTIAL, KMSG_GAP,
-	                           KMSG_UNFINISHED */
+	                           KMSG_UNFINISHED, KMSG_KERNEL_CALLER */
 	const char *text;       /* not NUL-terminated; may hold any bytes */
 	size_t text_len;
 	const unsigned char *fields; /* walk with kmsg_field_next() */
@@ -473,8 +480,62 @@ uint64_t kmsg_reader_position(const struct kmsg_reader *r);
  * timeout_ms passes (-1: no limit).  Returns 1 when there is something to
  * read, 0 on timeout, -EINTR if a signal arrived.  Writers wake waiters
  * through a futex in the shared mapping, so the wake-up takes microseconds.
+ * On a log cut short under the mapping (kmsg_log_file_changed() says
+ * KMSG_FILE_RESIZED) no writer can wake it: it then looks every 100 ms
+ * instead of sleeping, and the caller should open the log again.
  */
 int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms);
+
+/* ------------------------------------------------------------------ */
+/* Positions kept across runs (a consumer's cursor)                    */
+
+/*
+ * Where a reader was: every record of the log below next was read.  Take
+ * ring_id from kmsg_log_stat(), next from kmsg_reader_position() and
+ * seq_id from the last record read (rec.seq_id): the identity the numbers
+ * were read under, which a renewal since may have replaced; and, when the
+ * last record read was numbered next - 1 (not a line joined from parts,
+ * whose number is its first part's), its real_ns as last_real_ns.
+ */
+struct kmsg_position {
+	uint8_t ring_id[16];    /* kmsg_stat.ring_id of the log */
+	uint64_t seq_id;        /* the numbering next is of */
+	uint64_t next;          /* the first number not read */
+	int64_t last_real_ns;   /* the time of record next - 1; 0: unknown */
+};
+
+/* What kmsg_log_position_resolve() finds. */
+enum {
+	KMSG_POSITION_SAME       = 0, /* the numbers below next name the
+	                                 records that were read */
+	KMSG_POSITION_RENUMBERED = 1, /* some of them were handed out again
+	                                 (a power cut, a rebuild, a restored
+	                                 copy): records read may be lost and
+	                                 others never read bear their numbers */
+};
+
+/*
+ * Where pos is in log now, as kmsg(5) ("The numbering's identity")
+ * resolves a kept position: stores in *next the number to go on reading
+ * at (for kmsg_reader_seek_seq()) and returns KMSG_POSITION_SAME (*next
+ * is pos->next) or KMSG_POSITION_RENUMBERED: *next is then the first
+ * number not certainly read: where the numbering began again after pos's
+ * identity, or the oldest stored record when log no longer knows that
+ * identity (renewed more than twice since: each boot renews it) or when
+ * pos lies past the log's end (an older copy of the log put back); records
+ * from there on may have been read before.  With last_real_ns, the record
+ * now numbered next - 1 decides where it can: the same time, the same
+ * numbering (SAME, whatever the identities say); another time, another
+ * numbering.  Without it, or with that record gone, a copy put back within
+ * one boot goes unnoticed once its writers have handed out pos's numbers
+ * again.  KMSG_EOTHERLOG if pos is of
+ * another log, KMSG_EINVAL for a NULL argument.  Records below *next that
+ * were evicted meanwhile are the reader's to report: kmsg_reader_seek_seq()
+ * counts them as lost on the first record.  Reads the header, and with
+ * last_real_ns the record numbered next - 1.
+ */
+int kmsg_log_position_resolve(uint64_t *next, struct kmsg_log *log,
+			      const struct kmsg_position *pos);
 
 /* ------------------------------------------------------------------ */
 /* Priorities                                                          */
@@ -561,7 +622,8 @@ enum kmsg_output {
  * then each field under its own key, in the order of the keys (a key
  * given more than once has an array of its values, in the record's
  * order).  A member the record lacks is null: seq_id, boot_id, pid and
- * caller when 0, facility and level for text that named no priority.
+ * caller when 0 (but the kernel's caller 0, KMSG_KERNEL_CALLER's "T0"),
+ * facility and level for text that named no priority.
  * Text and field values that are valid UTF-8 are JSON strings (controls,
  * DEL, C1 and bidi controls as \uXXXX unless KMSG_FMT_NOESCAPE); any
  * other is an array of its byte values, as journalctl shows binary data.
@@ -577,30 +639,88 @@ enum {
 	KMSG_FMT_ASCII    = 1 << 5, /* short output: every byte >= 0x80 as \xNN,
 	                               for a terminal whose charset is not
 	                               UTF-8 (JSON stays UTF-8) */
-	KMSG_FMT_FORCE_PREFIX = 1 << 6, /* short output: each line of a text
+	KMSG_FMT_CALLER   = 1 << 6, /* who wrote the record, as dmesg 2.40
+	                               shows the kernel's caller (see
+	                               kmsg_fmt_caller()): short output
+	                               "[  T123] " after the time, dmesg's
+	                               JSON "caller": "T123" after "time",
+	                               /dev/kmsg ",caller=T123" after flags */
+	KMSG_FMT_PID      = 1 << 7, /* the record's pid: short output
+	                               "[  P456] " after the caller, dmesg's
+	                               JSON "pid": 456 after it */
+	KMSG_FMT_FORCE_PREFIX = 1 << 8, /* short output: each line of a text
 	                               with newlines gets the prefix (dmesg -p);
 	                               empty lines are left out */
-	KMSG_FMT_NO_TAIL_INDENT = 1 << 7, /* short output: no indent after a
+	KMSG_FMT_NO_TAIL_INDENT = 1 << 9, /* short output: no indent after a
 	                               newline that ends a text, as dmesg
 	                               prints the kernel's records (dmesg -F
 	                               indents it, and so does kmsg without it) */
-	KMSG_FMT_UTC      = 1 << 8, /* wall-clock times in UTC, not the local
+	KMSG_FMT_UTC      = 1 << 10, /* wall-clock times in UTC, not the local
 	                               time zone (journalctl --utc) */
 };
 
-#define KMSG_FMT_OPTS_VERSION 1
+/*
+ * The parts of the short output KMSG_FMT_COLOR colours, by dmesg's names
+ * for them in terminal-colors.d(5) scheme files: the time, the time of
+ * -H's first line of a minute or after a pause ("timebreak"), the
+ * subsystem prefix ("usb 1-1: "), the text of an alert, crit, err or warn
+ * record, and a "segfault at" in a record of another level.  A record of
+ * level emerg, notice, info or debug has no colour, as in dmesg.
+ */
+enum kmsg_color {
+	KMSG_COLOR_SUBSYS, KMSG_COLOR_TIME, KMSG_COLOR_TIMEBREAK,
+	KMSG_COLOR_ALERT, KMSG_COLOR_CRIT, KMSG_COLOR_ERR, KMSG_COLOR_WARN,
+	KMSG_COLOR_SEGFAULT,
+	KMSG_COLOR_COUNT
+};
+
+/* The longest sequence kmsg_fmt_opts.colors may hold, NUL not counted. */
+#define KMSG_FMT_COLOR_MAX 256
+
+/*
+ * Version 2 added colors, version 3 caller_width; a program built with an
+ * older struct (which ends before them) still passes its version and gets
+ * dmesg's colours and caller_width 0.
+ */
+#define KMSG_FMT_OPTS_VERSION 3
 struct kmsg_fmt_opts {
 	unsigned version;              /* KMSG_FMT_OPTS_VERSION */
 	enum kmsg_output output;
 	enum kmsg_time_format time;
 	unsigned flags;                /* KMSG_FMT_* */
+	/* since version 2: the sequence that starts each part's colour
+	 * (indexed by enum kmsg_color; "\033[0m" ends it); NULL for dmesg's
+	 * own, "" for none.  kmsg_fmt_new() copies them. */
+	const char *colors[KMSG_COLOR_COUNT];
+	/* since version 3: KMSG_FMT_CALLER and KMSG_FMT_PID in the short
+	 * output are "[%*s] ", the name right-aligned in this many columns,
+	 * at most 16 (0: 5, dmesg -F's width) */
+	unsigned caller_width;
 };
 #define KMSG_FMT_OPTS_INIT \
-	{ KMSG_FMT_OPTS_VERSION, KMSG_OUT_SHORT, KMSG_TIME_MONO, 0 }
+	{ KMSG_FMT_OPTS_VERSION, KMSG_OUT_SHORT, KMSG_TIME_MONO, 0, { NULL }, 0 }
+
+/*
+ * The caller of rec as KMSG_FMT_CALLER shows it, written into buf (size
+ * bytes, 12 are always enough) with a NUL: "T<id>" for a thread id, which
+ * is what records of this machine's initial pid namespace carry (kmsg
+ * emit's: the shell that ran it); "C<n>" for a CPU number, as the kernel's
+ * text shows it (KMSG_KERNEL_CALLER); for a writer in another pid
+ * namespace, whose caller is a number made from its thread id there and
+ * the namespace, which names nobody here: "P<pid>", its process id in
+ * that namespace.  Returns the length, 0 (buf "") for a record that
+ * carries no caller, or KMSG_EINVAL (buf too small).
+ */
+int kmsg_fmt_caller(char *buf, size_t size, const struct kmsg_record *rec);
 
 struct kmsg_fmt;
 
-/* A renderer; it keeps the state deltas and reltime need between records. */
+/*
+ * A renderer; it keeps the state deltas and reltime need between records.
+ * opts NULL: the defaults.  Returns 0, -ENOMEM, or KMSG_EINVAL for an
+ * unknown version, output, time format or flag, or a colour sequence
+ * longer than KMSG_FMT_COLOR_MAX.
+ */
 int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts);
 void kmsg_fmt_free(struct kmsg_fmt *f);
 
@@ -667,8 +787,11 @@ int kmsg_json_escape(char *buf, size_t size, const char *text, size_t len,
  * and dmesg's level and facility filters leave it out.  A record without
  * a time is at time 0.  boot_ns is the time given, real_ns is
  * boot_real_ns + boot_ns: pass the machine's boot time as dmesg -F
- * computes it (kmsg_dmesg_boot_time()) to match its output.  Returns
- * 1 for a record, 0 for a line that holds none (empty), or KMSG_EINVAL.
+ * computes it (kmsg_dmesg_boot_time()) to match its output.  The caller
+ * column dmesg 2.40 and later print after the time ("[  T123] " or
+ * "[    C3] ") is taken out of the text into caller, with the flag
+ * KMSG_KERNEL_CALLER.  Returns 1 for a record, 0 for a line that holds
+ * none (empty), or KMSG_EINVAL.
  */
 int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
 		     int64_t boot_real_ns);
