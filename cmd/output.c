@@ -39,7 +39,7 @@ enum {
 	OPT_RAW, OPT_DECODE, OPT_JSON, OPT_OUTPUT, OPT_NOESCAPE, OPT_FIELDS,
 	OPT_COLOR, OPT_HUMAN, OPT_NOPAGER, OPT_LEVEL, OPT_FACILITY,
 	OPT_KERNEL, OPT_USER, OPT_SINCE, OPT_UNTIL, OPT_MATCH, OPT_QUIET,
-	OPT_OUTPUT_FIELDS, OPT_SHOW_CALLER, OPT_SHOW_PID,
+	OPT_OUTPUT_FIELDS, OPT_SHOW_CALLER, OPT_SHOW_PID, OPT_FORCE_PREFIX, OPT_UTC,
 };
 
 enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
@@ -49,6 +49,8 @@ static struct {
 	int time;            /* enum kmsg_time_format */
 	int delta, raw, decode, noescape, fields, human, nopager, quiet;
 	int show_caller, show_pid;
+	int force_prefix, utc;
+	const char *short_name; /* the -o that set a journalctl time, for -d */
 	enum kmsg_output output;
 	enum color_mode color;
 	int color_given;
@@ -139,8 +141,27 @@ static void add_match(const char *arg)
 	args.nmatch++;
 }
 
+/* journalctl's short outputs: the time of a dmesg line in their forms */
+static const struct { const char *name; int time; } short_outputs[] = {
+	{ "short-iso", KMSG_TIME_SHORT_ISO },
+	{ "short-iso-precise", KMSG_TIME_SHORT_ISO_PRECISE },
+	{ "short-precise", KMSG_TIME_SHORT_PRECISE },
+	{ "short-monotonic", KMSG_TIME_MONO },
+	{ "short-unix", KMSG_TIME_SHORT_UNIX },
+	{ "cat", KMSG_TIME_NOTIME },
+};
+
 static void set_output(const char *arg)
 {
+	for (size_t i = 0; i < sizeof(short_outputs) / sizeof(short_outputs[0]); i++) {
+		if (!strcmp(arg, short_outputs[i].name)) {
+			args.output = KMSG_OUT_SHORT;
+			args.raw = 0;
+			args.time = short_outputs[i].time;
+			args.short_name = short_outputs[i].name;
+			return;
+		}
+	}
 	if (!strcmp(arg, "short")) {
 		args.output = KMSG_OUT_SHORT;
 		args.raw = 0;
@@ -156,8 +177,9 @@ static void set_output(const char *arg)
 	} else if (!strcmp(arg, "kmsg")) {
 		args.output = KMSG_OUT_KMSG;
 	} else {
-		bad("--output %s: not one of short, raw, json, json-pretty, json-seq, kmsg",
-		    arg);
+		bad("--output %s: not one of short, raw, json, json-pretty, json-seq, kmsg, "
+		    "short-iso, short-iso-precise, short-precise, short-monotonic, "
+		    "short-unix, cat", arg);
 	}
 }
 
@@ -237,6 +259,12 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 		break;
 	case OPT_FIELDS:
 		args.fields = 1;
+		break;
+	case OPT_FORCE_PREFIX:
+		args.force_prefix = 1;
+		break;
+	case OPT_UTC:
+		args.utc = 1;
 		break;
 	case OPT_COLOR:
 		args.color_given = 1;
@@ -326,13 +354,20 @@ const struct poptOption output_options[] = {
 	  "JSON, as dmesg -J", NULL },
 	{ "output", 'o', POPT_ARG_STRING, NULL, OPT_OUTPUT,
 	  "short, raw, json (an object a line, every member and field), "
-	  "json-pretty, json-seq (RFC 7464), or kmsg (the /dev/kmsg format)",
+	  "json-pretty, json-seq (RFC 7464), kmsg (the /dev/kmsg format); "
+	  "journalctl's short-iso, short-iso-precise, short-precise, "
+	  "short-monotonic, short-unix, cat",
 	  "FORMAT" },
+	{ "utc", '\0', POPT_ARG_NONE, NULL, OPT_UTC,
+	  "wall-clock times in UTC (-T, -e, iso, short-iso, short-precise)", NULL },
 	{ "output-fields", '\0', POPT_ARG_STRING, NULL, OPT_OUTPUT_FIELDS,
 	  "only these members and fields in -o json, json-pretty, json-seq",
 	  "KEY,..." },
 	{ "noescape", '\0', POPT_ARG_NONE, NULL, OPT_NOESCAPE,
 	  "print unprintable bytes as they are (unsafe on a terminal)", NULL },
+	{ "force-prefix", 'p', POPT_ARG_NONE, NULL, OPT_FORCE_PREFIX,
+	  "the time and decoding on each line of a message of several lines",
+	  NULL },
 	{ "fields", '\0', POPT_ARG_NONE, NULL, OPT_FIELDS,
 	  "show each record's KEY=value fields under its line", NULL },
 	{ "color", 'L', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, NULL, OPT_COLOR,
@@ -1010,11 +1045,18 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 			else if (fo.time == KMSG_TIME_ISO)
 				cli_error("--show-delta", "ignored with the iso time "
 					  "format, as dmesg ignores it");
+			else if (fo.time >= KMSG_TIME_SHORT_ISO)
+				cli_error("--show-delta", "ignored with -o %s",
+					  args.short_name);
 			else
 				fo.time = KMSG_TIME_DELTA;
 		}
 		if (args.fields)
 			fo.flags |= KMSG_FMT_FIELDS;
+		if (args.force_prefix)
+			fo.flags |= KMSG_FMT_FORCE_PREFIX;
+		if (args.utc)
+			fo.flags |= KMSG_FMT_UTC;
 		if (!args.noescape && !utf8_locale())
 			fo.flags |= KMSG_FMT_ASCII;
 		/* -r lines are dmesg -r's, which has no colours */
@@ -1109,6 +1151,15 @@ static int renew_fmt(struct output *o)
 	kmsg_fmt_free(o->fmt);
 	o->fmt = f;
 	return 0;
+}
+
+int out_set_flag(struct output *o, unsigned flag)
+{
+	/* the other outputs ignore such flags, and keep their keys */
+	if (o->fo.output != KMSG_OUT_SHORT)
+		return 0;
+	o->fo.flags |= flag;
+	return renew_fmt(o);
 }
 
 int out_text_input(struct output *o)

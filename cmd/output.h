@@ -151,6 +151,12 @@ struct output {
  */
 int out_setup(struct output *o, const char *cmd, int follow, const char *const *words);
 
+/*
+ * Adds a KMSG_FMT_* flag of the short output to the renderer's options (a
+ * new renderer, before the first record).  0 or a negative code.
+ */
+int out_set_flag(struct output *o, unsigned flag);
+
 /* Frees what out_setup() made; ends the pager if one runs. */
 void out_free(struct output *o);
 
@@ -235,6 +241,15 @@ int64_t out_gaps_flush(struct output *o, int force);
  * followed by " UTC".  Stores CLOCK_REALTIME nanoseconds; returns 0 or -1.
  */
 int parse_when(int64_t *ns, const char *s);
+
+/*
+ * kmsg read -K (kmsgfile.c): prints through o the records in the
+ * /dev/kmsg format at path ("-": standard input; a character device such
+ * as /dev/kmsg is read up to its end), streamed in bounded memory.  Lines
+ * not of the format are skipped, the first ten named on stderr with
+ * their line numbers and the rest counted.  Returns an exit status.
+ */
+int read_kmsg_file(struct output *o, const char *path);
 
 /* ------------------------------------------------------------------ */
 /* The filters on text and writer (grep.c)                             */

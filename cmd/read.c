@@ -18,13 +18,16 @@
 
 #define TEXT_CHUNK (1u << 20)
 
-static const char *file_opt;
+static const char *file_opt, *kmsg_file_opt;
 static int read_clear, clear_only;
 
 const struct poptOption read_options[] = {
 	{ "file", 'F', POPT_ARG_STRING, &file_opt, 0,
 	  "the log to read, or a dump, or dmesg raw text (-: standard input)",
 	  "PATH" },
+	{ "kmsg-file", 'K', POPT_ARG_STRING, &kmsg_file_opt, 0,
+	  "read records in the /dev/kmsg format, as -o kmsg writes them or cat "
+	  "/dev/kmsg saves them (-: standard input)", "FILE" },
 	{ "read-clear", 'c', POPT_ARG_NONE, &read_clear, 0,
 	  "clear the records printed (needs write permission)", NULL },
 	{ "clear", 'C', POPT_ARG_NONE, &clear_only, 0,
@@ -139,7 +142,8 @@ static int read_text(struct output *o, struct src *s)
 	char *buf = malloc(cap);
 	int eof = 0, skipping = 0, rc, status = EXIT_FAIL;
 	int verbatim = o->fo.output == KMSG_OUT_SHORT &&
-		       o->fo.time == KMSG_TIME_RAW && !o->filtering && !o->values;
+		       o->fo.time == KMSG_TIME_RAW && !o->filtering && !o->values &&
+		       !(o->fo.flags & KMSG_FMT_FORCE_PREFIX);
 	struct text_in t = { .o = o, .s = s };
 	ssize_t n;
 
@@ -410,9 +414,21 @@ int cmd_read(int argc, const char **argv)
 					 "used together");
 		goto out;
 	}
+	if (kmsg_file_opt && (file_opt || read_clear || clear_only)) {
+		status = cli_usage_error("read", "--kmsg-file", "cannot be used with %s",
+					 file_opt ? "--file" : read_clear ? "--read-clear" :
+					 "--clear");
+		goto out;
+	}
 	status = sel_setup(&sel, "read");
 	if (status != 0)
 		goto out;
+	if (kmsg_file_opt && (sel.active || sel.list_boots)) {
+		status = cli_usage_error("read", "--kmsg-file", "has no boots to list nor "
+					 "an end to count back from: --boot, --list-boots, "
+					 "--lines and --reverse read a log or a dump");
+		goto out;
+	}
 	status = cur_setup(&cur, "read");
 	if (status != 0)
 		goto out;
@@ -420,6 +436,11 @@ int cmd_read(int argc, const char **argv)
 		status = cli_usage_error("read", NULL, "--read-clear and --clear keep their "
 					 "own position, the clear mark: they cannot be used "
 					 "with the cursor options");
+		goto out;
+	}
+	if (kmsg_file_opt && cur.active) {
+		status = cli_usage_error("read", "--kmsg-file", "cannot be used with the "
+					 "cursor options: a cursor names a place in a log");
 		goto out;
 	}
 	if (sel.list_boots && cur.active) {
@@ -445,6 +466,10 @@ int cmd_read(int argc, const char **argv)
 		status = cli_usage_error("read", "--list-values", "cannot be used with %s",
 					 sel.list_boots ? "--list-boots" : read_clear ?
 					 "--read-clear" : "--clear");
+		goto out;
+	}
+	if (kmsg_file_opt) {
+		status = read_kmsg_file(&o, kmsg_file_opt);
 		goto out;
 	}
 	status = EXIT_FAIL;

@@ -344,14 +344,16 @@ int sel_said(const struct selection *sel)
 	return 1;
 }
 
-/* A wall-clock time as journalctl --list-boots shows it, local time. */
-static void list_time(char *buf, size_t size, int64_t ns)
+/* A wall-clock time as journalctl --list-boots shows it, local time
+ * (UTC with --utc). */
+static void list_time(char *buf, size_t size, int64_t ns, int utc)
 {
 	time_t t = (time_t)(ns >= 0 ? ns / 1000000000 : -((-ns + 999999999) / 1000000000));
 	struct tm tm;
 
-	if (localtime_r(&t, &tm) == NULL ||
-	    strftime(buf, size, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
+	if ((utc ? gmtime_r(&t, &tm) : localtime_r(&t, &tm)) == NULL ||
+	    strftime(buf, size, utc ? "%a %Y-%m-%d %H:%M:%S UTC" :
+		     "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
 		snprintf(buf, size, "@%lld", (long long)t);
 }
 
@@ -360,6 +362,7 @@ int sel_list_boots(struct output *o, struct kmsg_log *log, const char *path)
 	struct kmsg_boot *b = NULL;
 	char line[256], first[64], last[64], hex[17];
 	int n = all_boots(&b, log), rc = 0, width = 11;
+	int utc = (o->fo.flags & KMSG_FMT_UTC) != 0;
 
 	if (n < 0) {
 		cli_lib_error(path, n);
@@ -367,8 +370,8 @@ int sel_list_boots(struct output *o, struct kmsg_log *log, const char *path)
 	}
 	/* columns as wide as their widest time, as journalctl lays them out */
 	for (int i = 0; i < n; i++) {
-		list_time(first, sizeof(first), b[i].first_real_ns);
-		list_time(last, sizeof(last), b[i].last_real_ns);
+		list_time(first, sizeof(first), b[i].first_real_ns, utc);
+		list_time(last, sizeof(last), b[i].last_real_ns, utc);
 		if ((int)strlen(first) > width)
 			width = (int)strlen(first);
 		if ((int)strlen(last) > width)
@@ -378,8 +381,8 @@ int sel_list_boots(struct output *o, struct kmsg_log *log, const char *path)
 		 width, "FIRST ENTRY", width, "LAST ENTRY");
 	rc = out_text(o, line);
 	for (int i = n - 1; i >= 0 && rc == 0; i--) {
-		list_time(first, sizeof(first), b[i].first_real_ns);
-		list_time(last, sizeof(last), b[i].last_real_ns);
+		list_time(first, sizeof(first), b[i].first_real_ns, utc);
+		list_time(last, sizeof(last), b[i].last_real_ns, utc);
 		boot_hex(hex, b[i].boot_id);
 		snprintf(line, sizeof(line), "%3d %s %-*s %-*s %7llu\n", -i, hex,
 			 width, first, width, last,

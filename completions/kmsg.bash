@@ -18,7 +18,7 @@ _kmsg_levels='emerg alert crit err warn notice info debug'
 # The format and filter options read and follow share (cmd/output.c).
 _kmsg_output_opts='-T --ctime -e --reltime -d --show-delta -t --notime
 	--time-format -r --raw -x --decode -J --json -o --output --output-fields
-	--noescape
+	--noescape -p --force-prefix --utc
 	--fields -L --color -H --human -l --level -f --facility
 	-k --kernel -u --userspace --since --until --match -q --quiet
 	--show-caller --show-pid'
@@ -111,7 +111,7 @@ _kmsg()
 		opts='-p --priority -t --tag -i --id -f --input -e --skip-empty
 			-s --stderr --prio-prefix --field --split -F --file --log-size
 			--max-text --sync --no-newline --cont --caller' ;;
-	read)   opts="-F --file -c --read-clear -C --clear -b --boot --list-boots
+	read)   opts="-F --file -K --kmsg-file -c --read-clear -C --clear -b --boot --list-boots
 			-n --lines --reverse $_kmsg_output_opts -P --nopager
 			$_kmsg_grep_opts --list-values $_kmsg_cursor_opts" ;;
 	follow) opts="-F --file -n --lines --fail-missing $_kmsg_output_opts
@@ -127,7 +127,8 @@ _kmsg()
 
 	# The argument of the option before, if it takes one.
 	case $cmd:$prev in
-	*:-F | *:--file | *:--cursor-file | emit:-f | emit:--input | dump:-o | dump:--output)
+	*:-F | *:--file | *:--cursor-file | read:-K | read:--kmsg-file | emit:-f | emit:--input | \
+	dump:-o | dump:--output)
 		_kmsg_files
 		return ;;
 	emit:-p | emit:--priority)
@@ -142,7 +143,8 @@ _kmsg()
 		_kmsg_words delta reltime ctime notime iso raw
 		return ;;
 	read:-o | read:--output | follow:-o | follow:--output)
-		_kmsg_words short raw json json-pretty json-seq kmsg
+		_kmsg_words short raw json json-pretty json-seq kmsg short-iso \
+			short-iso-precise short-precise short-monotonic short-unix cat
 		return ;;
 	read:--list-values)
 		# the members by -o json's and journalctl's names; field keys are the user's

@@ -86,6 +86,7 @@ complete -c kmsg -n $c -l caller -x -d "who continues lines, instead of the scri
 
 # kmsg read
 set -l c '__kmsg_is read'
+complete -c kmsg -n $c -s K -l kmsg-file -r -F -d "records in the /dev/kmsg format"
 complete -c kmsg -n $c -s c -l read-clear -d "clear the records printed"
 complete -c kmsg -n $c -s C -l clear -d "clear the log without printing it"
 complete -c kmsg -n $c -s P -l nopager -d "no pager"
@@ -110,9 +111,11 @@ complete -c kmsg -n $c -l time-format -x -a 'delta reltime ctime notime iso raw'
 complete -c kmsg -n $c -s r -l raw -d "dmesg -r lines"
 complete -c kmsg -n $c -s x -l decode -d "facility and level as names"
 complete -c kmsg -n $c -s J -l json -d "JSON, as dmesg -J"
-complete -c kmsg -n $c -s o -l output -x -a 'short raw json json-pretty json-seq kmsg' -d "output format"
+complete -c kmsg -n $c -s o -l output -x -a 'short raw json json-pretty json-seq kmsg short-iso short-iso-precise short-precise short-monotonic short-unix cat' -d "output format"
+complete -c kmsg -n $c -l utc -d "wall-clock times in UTC"
 complete -c kmsg -n $c -l output-fields -x -a '(__kmsg_list seq seq_id time_ns time boot_ns boot_id pid caller facility facility_name level level_name text)' -d "only these keys in JSON records"
 complete -c kmsg -n $c -l noescape -d "print unprintable bytes as they are"
+complete -c kmsg -n $c -s p -l force-prefix -d "the prefix on each line of a message of several lines"
 complete -c kmsg -n $c -l fields -d "show each record's fields"
 complete -c kmsg -n $c -s L -l color -f -a 'auto always never' -d "colour (--color=WHEN)"
 complete -c kmsg -n $c -s H -l human -d "reltime and colour (read: and a pager)"

@@ -2,6 +2,8 @@
  * fuzz_text.c - the text parsers and renderers: dmesg raw text lines,
  * priorities and <N> prefixes, and every output format and time format of
  * the renderer over the parsed records (fields made from the input too);
+ * the same input as /dev/kmsg records, rendered, and each written back as
+ * /dev/kmsg text and read again to the same bytes;
  * and each escaper's vector fast path against its scalar path, byte for
  * byte, in buffers of exactly the room each promises to need.
  */
@@ -53,6 +55,85 @@ static void escapers_agree(const uint8_t *data, size_t size)
 	}
 }
 
+/*
+ * Reads /dev/kmsg text s (n bytes) that holds one record, and renders it
+ * with k; its length, the text in *out (k's).  Traps unless it is one.
+ */
+static int read_back(const char **out, struct kmsg_fmt *k, const char *s, size_t n)
+{
+	struct kmsg_devkmsg *p;
+	struct kmsg_record rec;
+	const char *line = s, *end = s + n;
+	int records = 0, len = -1;
+
+	if (kmsg_devkmsg_new(&p, 1700000000LL * 1000000000) != 0)
+		__builtin_trap();
+	while (line < end) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t l = nl ? (size_t)(nl - line) : (size_t)(end - line);
+
+		if (kmsg_devkmsg_feed(&rec, p, line, l) != 0 || kmsg_devkmsg_skipped(p))
+			__builtin_trap();
+		line += l + 1;
+	}
+	if (kmsg_devkmsg_end(&rec, p) == 1) {
+		records++;
+		len = kmsg_fmt_record(out, k, &rec);
+	}
+	kmsg_devkmsg_free(p);
+	if (records != 1)
+		__builtin_trap();
+	return len;
+}
+
+/*
+ * The /dev/kmsg parser over the input, each record rendered by f; and the
+ * round trip: each record written as /dev/kmsg text reads back as a
+ * record that is written the same, byte for byte.
+ */
+static void devkmsg(const char *s, size_t size, struct kmsg_fmt *f)
+{
+	struct kmsg_fmt_opts ko = KMSG_FMT_OPTS_INIT;
+	struct kmsg_fmt *k, *k2;
+	struct kmsg_devkmsg *p;
+	struct kmsg_record rec;
+	const char *line = s, *end = s + size, *t1, *t2;
+
+	ko.output = KMSG_OUT_KMSG;
+	if (kmsg_fmt_new(&k, &ko) != 0 || kmsg_fmt_new(&k2, &ko) != 0 ||
+	    kmsg_devkmsg_new(&p, 1700000000LL * 1000000000) != 0)
+		__builtin_trap();
+	for (;;) {
+		const char *nl = line <= end ? memchr(line, '\n', (size_t)(end - line)) : NULL;
+		size_t len = nl ? (size_t)(nl - line) : (size_t)(end - line);
+		int rc = line <= end ? kmsg_devkmsg_feed(&rec, p, line, len)
+				     : kmsg_devkmsg_end(&rec, p);
+		int n1, n2;
+		char *copy;
+
+		if (rc < 0)
+			__builtin_trap();
+		if (rc == 1) {
+			kmsg_fmt_record(&t1, f, &rec);
+			n1 = kmsg_fmt_record(&t1, k, &rec);
+			if (n1 < 0)
+				__builtin_trap();
+			copy = malloc((size_t)n1 + 1);
+			memcpy(copy, t1, (size_t)n1);
+			n2 = read_back(&t2, k2, copy, (size_t)n1);
+			if (n2 != n1 || memcmp(copy, t2, (size_t)n1) != 0)
+				__builtin_trap();
+			free(copy);
+		}
+		if (line > end)
+			break;
+		line += len + 1;
+	}
+	kmsg_devkmsg_free(p);
+	kmsg_fmt_free(k);
+	kmsg_fmt_free(k2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = malloc(size + 1);
@@ -78,18 +159,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		flen += 2 + l;
 	}
 
-	/* The first two bytes choose the output, time format and flags, so
+	/* The first three bytes choose the output, time format and flags, so
 	 * the fuzzer explores the combinations instead of paying for all of
 	 * them on every input. */
 	{
 		struct kmsg_fmt_opts o = KMSG_FMT_OPTS_INIT;
 		struct kmsg_fmt *f;
 		const char *p;
-		unsigned sel = size > 1 ? data[0] | data[1] << 8 : 0;
+		unsigned sel = size > 2 ? data[0] | data[1] << 8 | (unsigned)data[2] << 16 :
+			       size > 1 ? data[0] | data[1] << 8 : 0;
 		o.output = (enum kmsg_output)(sel % (KMSG_OUT_JSON_SEQ + 1));
 		o.time = (enum kmsg_time_format)(sel / (KMSG_OUT_JSON_SEQ + 1) %
-						 (KMSG_TIME_RAW + 1));
-		o.flags = sel >> 8 & 0xff;
+						 (KMSG_TIME_SHORT_UNIX + 1));
+		o.flags = sel >> 8 & 0x7ff;
 		o.caller_width = sel >> 4 & 0xf;
 		if (kmsg_fmt_new(&f, &o) == 0) {
 			const char *line = s, *end = s + size;
@@ -105,6 +187,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				line += len + 1;
 			}
 			kmsg_fmt_end(&p, f);
+			kmsg_fmt_free(f);
+		}
+		/* the same renderer options over the input as /dev/kmsg text */
+		if (kmsg_fmt_new(&f, &o) == 0) {
+			devkmsg(s, size, f);
 			kmsg_fmt_free(f);
 		}
 	}

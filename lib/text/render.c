@@ -171,6 +171,7 @@ static char *put_time_prefix(struct kmsg_fmt *f, char *p,
 	int64_t us = rec->boot_ns / 1000;
 	int64_t sec, frac, delta;
 	const struct tm *tm;
+	char tb_unix[24];
 
 	switch (f->opts.time) {
 	case KMSG_TIME_MONO:
@@ -233,6 +234,30 @@ static char *put_time_prefix(struct kmsg_fmt *f, char *p,
 		f->last_hour = tm->tm_hour;
 		f->last_yday = tm->tm_yday;
 		f->last_year = tm->tm_year;
+		return p;
+	case KMSG_TIME_SHORT_ISO:
+	case KMSG_TIME_SHORT_ISO_PRECISE:
+	case KMSG_TIME_SHORT_PRECISE:
+		sec = kmsg__floor_div(rec->real_ns, 1000000000);
+		frac = (rec->real_ns - sec * 1000000000) / 1000;
+		tm = kmsg__local_tm(&f->tm, sec);
+		if (f->opts.time == KMSG_TIME_SHORT_PRECISE)
+			p = kmsg__put_syslog_time(p, tm, (long)frac);
+		else
+			p = kmsg__put_iso_short(p, tm, f->opts.time == KMSG_TIME_SHORT_ISO ?
+						-1 : (long)frac);
+		*p++ = ' ';
+		return p;
+	case KMSG_TIME_SHORT_UNIX:
+		/* journalctl's "%10llu.%06llu" */
+		sec = kmsg__floor_div(rec->real_ns, 1000000000);
+		frac = (rec->real_ns - sec * 1000000000) / 1000;
+		p = put_padded(p, tb_unix, (size_t)(put_i64(tb_unix, sec) - tb_unix), 10);
+		*p++ = '.';
+		p = put_2d(p, (unsigned)(frac / 10000));
+		p = put_2d(p, (unsigned)(frac / 100 % 100));
+		p = put_2d(p, (unsigned)(frac % 100));
+		*p++ = ' ';
 		return p;
 	case KMSG_TIME_RAW:
 		/* text that named no priority gets none back */
@@ -353,6 +378,98 @@ static char *put_color(const struct kmsg_fmt *f, char *p, int c,
 }
 
 /*
+ * Text of rec (len bytes of it from text) as the short output writes it,
+ * with dmesg's colours when they are asked for: the subsystem prefix,
+ * then the rest in the level's colour.  Each newline is followed by
+ * indent spaces, but one that ends the text with KMSG_FMT_NO_TAIL_INDENT.  Needs 4 * len + 64 bytes and the indents.
+ */
+static char *put_colored_text(struct kmsg_fmt *f, char *p, const struct kmsg_record *rec,
+			      const char *text, size_t len, size_t indent)
+{
+	unsigned flags = f->opts.flags;
+	enum esc_mode mode = (flags & KMSG_FMT_NOESCAPE) ? ESC_NONE : ESC_TEXT;
+	int ascii = (flags & KMSG_FMT_ASCII) != 0;
+	size_t last_nl = (flags & KMSG_FMT_NO_TAIL_INDENT) && indent && len &&
+			 text[len - 1] == '\n';
+	size_t sub;
+	int lc;
+
+	if (!(flags & KMSG_FMT_COLOR)) {
+		p = kmsg__put_text(p, text, len - last_nl, indent, mode, ascii);
+		if (last_nl)
+			*p++ = '\n';
+		return p;
+	}
+	sub = subsys_len(text, len);
+	if (sub) {
+		p = put_cstr(p, f->opts.colors[KMSG_COLOR_SUBSYS]);
+		p = kmsg__put_text(p, text, sub, indent, mode, ascii);
+		if (*f->opts.colors[KMSG_COLOR_SUBSYS])
+			p = PUT_LIT(p, COLOR_RESET);
+		text += sub;
+		len -= sub;
+	}
+	lc = rec->level < 8 ? level_colors[rec->level] : -1;
+	if (lc < 0 && memmem(text, len, "segfault at", 11) != NULL)
+		lc = KMSG_COLOR_SEGFAULT;
+	if (lc >= 0)
+		p = put_cstr(p, f->opts.colors[lc]);
+	p = kmsg__put_text(p, text, len - last_nl, indent, mode, ascii);
+	if (last_nl)
+		*p++ = '\n';
+	if (lc >= 0 && *f->opts.colors[lc])
+		p = PUT_LIT(p, COLOR_RESET);
+	return p;
+}
+
+/*
+ * dmesg -p (util-linux 2.39 and later): each line of a text with
+ * newlines gets the prefix of the first, which f->buf holds up to p:
+ * the decoding up to decode_len, the time up to time_end, then the
+ * caller and pid columns.  As in dmesg, reltime's later lines show a
+ * delta of 0 in its place, and empty lines are left out.  Returns the
+ * end, newline included, or NULL when memory runs out.
+ */
+static char *put_prefixed_lines(struct kmsg_fmt *f, char *p, const struct kmsg_record *rec,
+				size_t decode_len, size_t time_end, int timebreak)
+{
+	static const char zero[] = "[  +0.000000] ";
+	size_t plen = (size_t)(p - f->buf), off = 0;
+	int reltime = f->opts.time == KMSG_TIME_RELTIME, first = 1;
+
+	while (off < rec->text_len) {
+		const char *s = rec->text + off;
+		const char *nl = memchr(s, '\n', rec->text_len - off);
+		size_t n = nl ? (size_t)(nl - s) : rec->text_len - off;
+
+		off += n + 1;
+		if (n == 0)
+			continue;
+		/* the prefix, a zero delta in colour, the text: f->buf may move */
+		p = ensure(f, p, plen + sizeof(zero) + 4 * n + 64 + 3 * f->color_room);
+		if (p == NULL)
+			return NULL;
+		if (!first && !reltime) {
+			*p++ = '\n';
+			p = put_str(p, f->buf, plen);
+		} else if (!first) {
+			*p++ = '\n';
+			p = put_str(p, f->buf, decode_len);
+			if (f->opts.flags & KMSG_FMT_COLOR)
+				p = put_color(f, p, timebreak ? KMSG_COLOR_TIMEBREAK :
+					      KMSG_COLOR_TIME, zero, sizeof(zero) - 1);
+			else
+				p = PUT_LIT(p, zero);
+			p = put_str(p, f->buf + time_end, plen - time_end);
+		}
+		first = 0;
+		p = put_colored_text(f, p, rec, s, n, 0);
+	}
+	*p++ = '\n';
+	return p;
+}
+
+/*
  * One line (or several, for text with newlines) of dmesg's output:
  * [decode] [time] text, with dmesg's colours.  An empty text is an empty
  * line with no prefix, and leaves deltas alone, as in dmesg.
@@ -360,13 +477,10 @@ static char *put_color(const struct kmsg_fmt *f, char *p, int c,
 static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 {
 	unsigned flags = f->opts.flags;
-	enum esc_mode mode = (flags & KMSG_FMT_NOESCAPE) ? ESC_NONE : ESC_TEXT;
 	int color = (flags & KMSG_FMT_COLOR) != 0;
-	int ascii = (flags & KMSG_FMT_ASCII) != 0;
 	int timebreak = 0, err = 0;
 	const char *text = rec->text;
-	size_t len = rec->text_len, indent = 0, sub, room;
-	int lc;
+	size_t len = rec->text_len, indent = 0, decode_len, time_end, room;
 	char *p;
 
 	p = ensure(f, f->buf, PREFIX_MAX + f->color_room);
@@ -385,7 +499,7 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 		p = put_left(p, dmesg_levels[rec->level], 6);
 		p = PUT_LIT(p, ": ");
 	}
-	indent = (size_t)(p - f->buf);
+	indent = decode_len = (size_t)(p - f->buf);
 
 	if (color) {
 		char tb[128];
@@ -403,6 +517,7 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 		p = put_time_prefix(f, p, rec, &timebreak);
 		indent += (size_t)(p - ts);
 	}
+	time_end = (size_t)(p - f->buf);
 	if (flags & (KMSG_FMT_CALLER | KMSG_FMT_PID)) {
 		char *ws = p;
 
@@ -412,6 +527,12 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 
 	if (len > (size_t)INT_MAX / 8)
 		return -ENOMEM;
+	if ((flags & KMSG_FMT_FORCE_PREFIX) && memchr(text, '\n', len)) {
+		p = put_prefixed_lines(f, p, rec, decode_len, time_end, timebreak);
+		if (p == NULL)
+			return -ENOMEM;
+		goto fields;
+	}
 	/* Counting the newlines is a pass over the text: short text gets
 	 * room for a newline in every byte instead, some KiB at most. */
 	room = 4 * len + 64 + 2 * f->color_room;
@@ -420,28 +541,7 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	p = ensure(f, p, room);
 	if (p == NULL)
 		return -ENOMEM;
-
-	if (color) {
-		sub = subsys_len(text, len);
-		if (sub) {
-			p = put_cstr(p, f->opts.colors[KMSG_COLOR_SUBSYS]);
-			p = kmsg__put_text(p, text, sub, indent, mode, ascii);
-			if (*f->opts.colors[KMSG_COLOR_SUBSYS])
-				p = PUT_LIT(p, COLOR_RESET);
-			text += sub;
-			len -= sub;
-		}
-		lc = rec->level < 8 ? level_colors[rec->level] : -1;
-		if (lc < 0 && memmem(text, len, "segfault at", 11) != NULL)
-			lc = KMSG_COLOR_SEGFAULT;
-		if (lc >= 0)
-			p = put_cstr(p, f->opts.colors[lc]);
-		p = kmsg__put_text(p, text, len, indent, mode, ascii);
-		if (lc >= 0 && *f->opts.colors[lc])
-			p = PUT_LIT(p, COLOR_RESET);
-	} else {
-		p = kmsg__put_text(p, text, len, indent, mode, ascii);
-	}
+	p = put_colored_text(f, p, rec, text, len, indent);
 	*p++ = '\n';
 
 fields:
@@ -525,7 +625,8 @@ static char *put_hex64(char *p, uint64_t v)
 	return p;
 }
 
-/* prio,seq,ts_usec,flags;text, then " KEY=value" lines and _SEQNUM_ID. */
+/* prio,seq,ts_usec,flags;text, then " KEY=value" lines and kmsg's own
+ * " _KEY=value" lines. */
 static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 {
 	struct kmsg_field fld;
@@ -548,10 +649,11 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	p = put_i64(p, rec->boot_ns / 1000);
 	*p++ = ',';
 	*p++ = (rec->flags & KMSG_FRAGMENT) ? 'c' : '-';
-	if (f->opts.flags & KMSG_FMT_CALLER) {
+	if ((f->opts.flags & KMSG_FMT_CALLER) || (rec->flags & KMSG_KERNEL_CALLER)) {
 		char name[12];
 
-		/* where the kernel puts its caller (CONFIG_PRINTK_CALLER) */
+		/* where the kernel puts its caller (CONFIG_PRINTK_CALLER);
+		 * the kernel's own is always there, to be read back */
 		if (kmsg_fmt_caller(name, sizeof(name), rec) > 0) {
 			p = PUT_LIT(p, ",caller=");
 			p = put_cstr(p, name);
@@ -573,18 +675,40 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	}
 	if (rc < 0)
 		return rc;
-	/* The numbering the sequence number is of (records parsed from
-	 * text have none), under a key no field can have: keys begin with
-	 * a capital letter. */
-	if (!rec->seq_id)
-		return (int)(p - f->buf);
-	p = ensure(f, p, sizeof(" _SEQNUM_ID=") + 17);
+	/* What the kernel's format has no place for, under keys no field
+	 * can have (keys begin with a capital letter), so that the records
+	 * read back (kmsg_parse.c) print as the log: the numbering the
+	 * sequence number is of and the exact times, which records parsed
+	 * from text have none of, the boot id, the pid and kmsg's caller id
+	 * (in the first line, where the kernel writes its own, it would
+	 * break the parsers of what kmsg wrote before). */
+	p = ensure(f, p, 6 * 40);
 	if (p == NULL)
 		return -ENOMEM;
-	memcpy(p, " _SEQNUM_ID=", 12);
-	p += 12;
-	p = put_hex64(p, rec->seq_id);
-	*p++ = '\n';
+	if (rec->seq_id) {
+		p = PUT_LIT(p, " _SEQNUM_ID=");
+		p = put_hex64(p, rec->seq_id);
+		p = PUT_LIT(p, "\n _REALTIME_NS=");
+		p = put_i64(p, rec->real_ns);
+		p = PUT_LIT(p, "\n _BOOTTIME_NS=");
+		p = put_i64(p, rec->boot_ns);
+		*p++ = '\n';
+	}
+	if (rec->boot_id) {
+		p = PUT_LIT(p, " _BOOT_ID=");
+		p = put_hex64(p, rec->boot_id);
+		*p++ = '\n';
+	}
+	if (rec->pid) {
+		p = PUT_LIT(p, " _PID=");
+		p = put_u64(p, rec->pid);
+		*p++ = '\n';
+	}
+	if (rec->caller && !(rec->flags & KMSG_KERNEL_CALLER)) {
+		p = PUT_LIT(p, " _CALLER=");
+		p = put_u64(p, rec->caller);
+		*p++ = '\n';
+	}
 	return (int)(p - f->buf);
 }
 
@@ -925,7 +1049,8 @@ int kmsg_fmt_set_keys(struct kmsg_fmt *f, const char *keys)
 
 #define FMT_FLAGS (KMSG_FMT_DECODE | KMSG_FMT_SHOWDELTA | KMSG_FMT_COLOR | \
 		   KMSG_FMT_NOESCAPE | KMSG_FMT_FIELDS | KMSG_FMT_ASCII | \
-		   KMSG_FMT_CALLER | KMSG_FMT_PID)
+		   KMSG_FMT_CALLER | KMSG_FMT_PID | KMSG_FMT_FORCE_PREFIX | \
+		   KMSG_FMT_NO_TAIL_INDENT | KMSG_FMT_UTC)
 
 
 /*
@@ -976,7 +1101,7 @@ int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts)
 		opts = &dflt;
 	if (opts->version < 1 || opts->version > KMSG_FMT_OPTS_VERSION ||
 	    (unsigned)opts->output > KMSG_OUT_JSON_SEQ ||
-	    (unsigned)opts->time > KMSG_TIME_RAW || (opts->flags & ~FMT_FLAGS) ||
+	    (unsigned)opts->time > KMSG_TIME_SHORT_UNIX || (opts->flags & ~FMT_FLAGS) ||
 	    (opts->version >= 3 && opts->caller_width > 16))
 		return KMSG_EINVAL;
 	f = calloc(1, sizeof(*f));
@@ -991,6 +1116,7 @@ int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts)
 	else
 		f->opts = *opts;
 	f->opts.version = KMSG_FMT_OPTS_VERSION;
+	f->tm.utc = (opts->flags & KMSG_FMT_UTC) != 0;
 	if (set_colors(f) < 0) {
 		int rc = f->color_buf ? KMSG_EINVAL : -ENOMEM;
 

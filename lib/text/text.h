@@ -65,8 +65,10 @@ static inline int64_t kmsg__floor_div(int64_t a, int64_t b)
 	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-/* localtime() of the last local minute looked up, kept for the next. */
+/* localtime() (gmtime() if utc) of the last minute looked up, kept for
+ * the next. */
 struct kmsg__tm_cache {
+	int utc;
 	int have;
 	int64_t base; /* the first second of the minute in tm */
 	struct tm tm;
@@ -86,5 +88,13 @@ char *kmsg__put_iso_utc_ns(char *p, int64_t ns);
 
 /* strftime "%b%e %H:%M" in the C locale: reltime's absolute form. */
 char *kmsg__put_month_day_hm(char *p, const struct tm *tm);
+
+/*
+ * journalctl's short times: "%b %d %H:%M:%S" in the C locale (short,
+ * short-precise) and "%Y-%m-%dT%H:%M:%S" then "+hh:mm" (short-iso), each
+ * with ".uuuuuu" after the seconds when usec >= 0.  64 bytes at most.
+ */
+char *kmsg__put_syslog_time(char *p, const struct tm *tm, long usec);
+char *kmsg__put_iso_short(char *p, const struct tm *tm, long usec);
 
 #endif /* KMSG_TEXT_H */

@@ -1,7 +1,7 @@
 /*
  * timefmt.c - wall-clock times as dmesg writes them: -T's ctime form, the
- * iso form and reltime's absolute form, from a localtime() looked up once
- * per local minute.
+ * iso form and reltime's absolute form, and journalctl's short forms, from
+ * a localtime() (or gmtime(), --utc) looked up once per minute.
  *
  * Month and day names are always English, whatever the locale, and the
  * ISO zone offset carries its sign for offsets between -01:00 and 0
@@ -22,7 +22,7 @@ static const char month_names[12][3] = {
 };
 
 /*
- * localtime() of sec.  A local minute lasts 60 seconds and has one UTC
+ * localtime() of sec, or gmtime() for a cache set to UTC.  A local minute lasts 60 seconds and has one UTC
  * offset (zones change offset on a minute of local time), so the result
  * is kept and reused for the other seconds of that minute.  A leap second
  * (tm_sec 60, in the "right/" zones) lies past the minute's 60 seconds and
@@ -36,7 +36,7 @@ const struct tm *kmsg__local_tm(struct kmsg__tm_cache *c, int64_t sec)
 		c->tm.tm_sec = (int)(sec - c->base);
 		return &c->tm;
 	}
-	if (localtime_r(&t, &c->tm) == NULL) {
+	if ((c->utc ? gmtime_r(&t, &c->tm) : localtime_r(&t, &c->tm)) == NULL) {
 		memset(&c->tm, 0, sizeof(c->tm));
 		c->tm.tm_mday = 1;
 		c->tm.tm_year = 70;
@@ -85,7 +85,6 @@ char *kmsg__put_ctime(char *p, const struct tm *tm)
 	return put_i64(p, (int64_t)tm->tm_year + 1900);
 }
 
-/* "%Y-%m-%dT%H:%M:%S,uuuuuu+hh:mm" as dmesg's ISO format (year %4ld). */
 /* "%Y-%m-%dT%H:%M:%S", the year as "%4ld". */
 static char *put_iso_date_time(char *p, const struct tm *tm)
 {
@@ -101,21 +100,54 @@ static char *put_iso_date_time(char *p, const struct tm *tm)
 	return put_hms(p, tm, 1);
 }
 
-char *kmsg__put_iso(char *p, const struct tm *tm, unsigned usec)
+/* sep and six digits of microseconds. */
+static char *put_usec(char *p, char sep, unsigned usec)
+{
+	*p++ = sep;
+	p = put_2d(p, usec / 10000);
+	p = put_2d(p, usec / 100 % 100);
+	return put_2d(p, usec % 100);
+}
+
+/* The UTC offset of tm as "+hh:mm", its sign kept below an hour. */
+static char *put_offset(char *p, const struct tm *tm)
 {
 	long off = tm->tm_gmtoff;
 	unsigned mins;
 
-	p = put_iso_date_time(p, tm);
-	*p++ = ',';
-	p = put_2d(p, usec / 10000);
-	p = put_2d(p, usec / 100 % 100);
-	p = put_2d(p, usec % 100);
 	*p++ = off < 0 ? '-' : '+';
 	mins = (unsigned)((off < 0 ? -off : off) / 60);
 	p = put_2d(p, mins / 60 % 100);
 	*p++ = ':';
 	return put_2d(p, mins % 60);
+}
+
+/* "%Y-%m-%dT%H:%M:%S,uuuuuu+hh:mm" as dmesg's ISO format (year %4ld). */
+char *kmsg__put_iso(char *p, const struct tm *tm, unsigned usec)
+{
+	p = put_iso_date_time(p, tm);
+	p = put_usec(p, ',', usec);
+	return put_offset(p, tm);
+}
+
+char *kmsg__put_iso_short(char *p, const struct tm *tm, long usec)
+{
+	p = put_iso_date_time(p, tm);
+	if (usec >= 0)
+		p = put_usec(p, '.', (unsigned)usec);
+	return put_offset(p, tm);
+}
+
+char *kmsg__put_syslog_time(char *p, const struct tm *tm, long usec)
+{
+	p = put_str(p, month_names[tm->tm_mon], 3);
+	*p++ = ' ';
+	p = put_2d(p, (unsigned)tm->tm_mday);
+	*p++ = ' ';
+	p = put_hms(p, tm, 1);
+	if (usec >= 0)
+		p = put_usec(p, '.', (unsigned)usec);
+	return p;
 }
 
 /* strftime "%b%e %H:%M" in the C locale. */

@@ -5,11 +5,11 @@
 . "$(dirname "$0")/lib.sh.inc"
 
 # records [LOG]: the log as "kmsg read -o kmsg" prints it, without the
-# sequence number, time and numbering: "prio,flags;text", then
-# " KEY=value" lines.
+# sequence number, time and kmsg's " _KEY=value" lines (numbering, times,
+# boot, pid, caller): "prio,flags;text", then " KEY=value" lines.
 records() {
 	"$KMSG" read -o kmsg -F "${1:-$KMSG_FILE}" |
-		sed -E '/^ _SEQNUM_ID=/d; s/^([0-9]+),[0-9]+,-?[0-9]+,([^;]*);/\1,\2;/'
+		sed -E '/^ _[A-Z_]+=/d; s/^([0-9]+),[0-9]+,-?[0-9]+,([^;]*);/\1,\2;/'
 }
 # texts [LOG]: the text of each record, one per line
 texts() { records "$@" | sed -n -E 's/^[0-9]+,[^;]*;//p'; }

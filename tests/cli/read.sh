@@ -368,11 +368,16 @@ expect_eq "$(printf 'caf\303\251')" "$(LC_ALL=C "$KMSG" read -F "$L" -J -l notic
 
 case_ "-o kmsg: /dev/kmsg records, escaped, with fields"
 "$KMSG" read -F "$L" -o kmsg | sed 's/^\([0-9]*\),\([0-9]*\),[0-9]*,/\1,\2,TS,/' >"$T/got"
-# each record names the numbering its number is of, as kmsg stat does
+# each record names the numbering its number is of, as kmsg stat does,
+# and this boot
 id=$("$KMSG" stat -F "$L" | sed -n 's/^numbering: *\([0-9a-f]\{16\}\) since.*/\1/p')
+boot=$(tr -d - </proc/sys/kernel/random/boot_id | cut -c1-16)
 expect_eq "$(grep -c '^[0-9]' "$T/got")" "$(grep -c "^ _SEQNUM_ID=$id\$" "$T/got")" \
 	"records with the numbering's identity $id"
-sed -i "s/^ _SEQNUM_ID=$id\$/ _SEQNUM_ID=ID/" "$T/got"
+expect_eq "$(grep -c '^[0-9]' "$T/got")" "$(grep -c "^ _BOOT_ID=$boot\$" "$T/got")" \
+	"records of this boot"
+sed -i -e "s/^ _SEQNUM_ID=$id\$/ _SEQNUM_ID=ID/" -e "s/^ _BOOT_ID=$boot\$/ _BOOT_ID=BOOT/" \
+	-e 's/^ _\(REALTIME_NS\|BOOTTIME_NS\|PID\|CALLER\)=[0-9]*$/ _\1=N/' "$T/got"
 expect_file_eq "$EXPECTED/read-kmsg.txt" "$T/got"
 
 case_ "--fields shows fields under their line"

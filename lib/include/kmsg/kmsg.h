@@ -584,6 +584,12 @@ enum kmsg_time_format {
 	KMSG_TIME_NOTIME,  /* nothing (-t) */
 	KMSG_TIME_ISO,     /* 2024-05-12T11:27:01,234567+00:00 */
 	KMSG_TIME_RAW,     /* -r: <N>[%5ld.%06ld] */
+	/* journalctl's short outputs (the line's time, no host; they came
+	 * after KMSG_FMT_OPTS_VERSION 1 and an older library refuses them) */
+	KMSG_TIME_SHORT_ISO,         /* 2024-05-12T11:27:01+02:00 */
+	KMSG_TIME_SHORT_ISO_PRECISE, /* 2024-05-12T11:27:01.234567+02:00 */
+	KMSG_TIME_SHORT_PRECISE,     /* May 12 11:27:01.234567 */
+	KMSG_TIME_SHORT_UNIX,        /* 1715505421.234567 */
 };
 
 enum kmsg_output {
@@ -642,6 +648,15 @@ enum {
 	KMSG_FMT_PID      = 1 << 7, /* the record's pid: short output
 	                               "[  P456] " after the caller, dmesg's
 	                               JSON "pid": 456 after it */
+	KMSG_FMT_FORCE_PREFIX = 1 << 8, /* short output: each line of a text
+	                               with newlines gets the prefix (dmesg -p);
+	                               empty lines are left out */
+	KMSG_FMT_NO_TAIL_INDENT = 1 << 9, /* short output: no indent after a
+	                               newline that ends a text, as dmesg
+	                               prints the kernel's records (dmesg -F
+	                               indents it, and so does kmsg without it) */
+	KMSG_FMT_UTC      = 1 << 10, /* wall-clock times in UTC, not the local
+	                               time zone (journalctl --utc) */
 };
 
 /*
@@ -804,6 +819,47 @@ int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
  * argument, or -errno if a clock cannot be read.
  */
 int kmsg_dmesg_boot_time(int64_t *real_ns);
+
+/*
+ * Reading the /dev/kmsg record format: the kernel's (cat /dev/kmsg), and
+ * what kmsg_fmt_record() writes for KMSG_OUT_KMSG, whose " _KEY=VALUE"
+ * lines (_SEQNUM_ID, _REALTIME_NS, _BOOTTIME_NS, _BOOT_ID, _PID, _CALLER) give
+ * back what a record of a log has beyond the kernel's format, so that
+ * those records read back print as the log does.  A record is a header
+ * line "PRIO,SEQ,USEC,FLAGS[,caller=T<id>][,...];TEXT" and the " KEY=VALUE"
+ * lines after it, \xHH escapes undone.  A record without _REALTIME_NS
+ * (the kernel's) is at boot_real_ns plus its time since boot, as dmesg -K
+ * dates it (kmsg_dmesg_boot_time()).
+ */
+struct kmsg_devkmsg;
+
+/* A parser; 0, -ENOMEM or KMSG_EINVAL.  Free it with kmsg_devkmsg_free(). */
+int kmsg_devkmsg_new(struct kmsg_devkmsg **out, int64_t boot_real_ns);
+void kmsg_devkmsg_free(struct kmsg_devkmsg *p);
+
+/*
+ * Feeds one line (len bytes, its newline optional; an empty line is
+ * passed over).  A record is complete when the line after it comes, so
+ * the call returns 1 and fills *rec with the record this line ended, 0
+ * when it ended none, or -ENOMEM or KMSG_EINVAL.  *rec points into the
+ * parser and stays valid until the next call.  A line that
+ * is not of the format is skipped, and with a header the field lines
+ * after it: kmsg_devkmsg_skipped() then says why.  Memory stays bounded
+ * by the longest line and 1 MiB of fields per record (a field past that
+ * is skipped).
+ */
+int kmsg_devkmsg_feed(struct kmsg_record *rec, struct kmsg_devkmsg *p,
+		      const char *line, size_t len);
+
+/* At the end of the input: 1 and the last record in *rec, or 0. */
+int kmsg_devkmsg_end(struct kmsg_record *rec, struct kmsg_devkmsg *p);
+
+/*
+ * Why the line given to the last kmsg_devkmsg_feed() was skipped, in
+ * words ("no priority (0 to 191) where a record begins"), or NULL if it
+ * was not.  A static string.
+ */
+const char *kmsg_devkmsg_skipped(const struct kmsg_devkmsg *p);
 
 /* ------------------------------------------------------------------ */
 /* Dumps: compressed snapshots readable offline                        */
