@@ -1034,6 +1034,9 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 		fo.flags |= KMSG_FMT_DECODE;
 	if (args.noescape)
 		fo.flags |= KMSG_FMT_NOESCAPE;
+	/* -J's objects are dmesg's, which has no fields: --fields adds them */
+	if (args.fields && args.output == KMSG_OUT_JSON)
+		fo.flags |= KMSG_FMT_FIELDS;
 	if (args.output == KMSG_OUT_SHORT) {
 		if (args.raw) {
 			fo.time = KMSG_TIME_RAW;

@@ -567,11 +567,14 @@ fields:
 static int render_json(struct kmsg_fmt *f, const struct kmsg_record *rec)
 {
 	size_t len = rec->text_len;
+	int fields = (f->opts.flags & KMSG_FMT_FIELDS) && rec->fields_len;
 	char *p;
 
-	if (len > (size_t)INT_MAX / 8)
+	if (len > (size_t)INT_MAX / 8 || rec->fields_len > (size_t)INT_MAX / 16)
 		return -ENOMEM;
-	p = ensure(f, f->buf, PREFIX_MAX + 6 * len);
+	/* a field escapes to 6 bytes a byte at most, with its quotes, '='
+	 * and separator within the 3 bytes of key and value lengths */
+	p = ensure(f, f->buf, PREFIX_MAX + 6 * len + (fields ? 8 * rec->fields_len : 0));
 	if (p == NULL)
 		return -ENOMEM;
 	if (!f->json_open) {
@@ -613,7 +616,31 @@ static int render_json(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	if (len)
 		p = kmsg__put_json_text(p, rec->text, len,
 				  (f->opts.flags & KMSG_FMT_NOESCAPE) != 0);
-	p = PUT_LIT(p, "\"\n");
+	*p++ = '"';
+	if (fields) {
+		/* dmesg has no fields: --fields adds them (a kmsg key) as
+		 * "KEY=value" strings, in order, as the short output lists
+		 * them; a key may come twice */
+		struct kmsg_field fl;
+		size_t pos = 0;
+		int rc, n = 0;
+
+		p = PUT_LIT(p, ",\n" JSON_IND "\"fields\": [");
+		while ((rc = kmsg_field_next(&fl, rec, &pos)) == 1) {
+			if (n++)
+				p = PUT_LIT(p, ", ");
+			*p++ = '"';
+			p = kmsg__put_json_text(p, fl.key, fl.key_len, 0);
+			*p++ = '=';
+			p = kmsg__put_json_text(p, fl.value, fl.value_len,
+					  (f->opts.flags & KMSG_FMT_NOESCAPE) != 0);
+			*p++ = '"';
+		}
+		if (rc < 0)
+			return rc;
+		*p++ = ']';
+	}
+	*p++ = '\n';
 	return (int)(p - f->buf);
 }
 

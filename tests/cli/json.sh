@@ -167,6 +167,16 @@ case_ "-o json of an empty log prints nothing"
 "$KMSG" read -F "$T/empty" -C
 expect_eq "" "$("$KMSG" read -F "$T/empty" -o json)"
 
+case_ "-J --fields: dmesg's objects with the fields, in order, a key twice"
+"$KMSG" read -F "$L" -J --fields >"$T/got"
+python3 -m json.tool "$T/got" >/dev/null && ok || fail "-J --fields is not JSON: $(head -c 300 "$T/got")"
+expect_eq '["DISH=soup", "HOT=yes", "DISH=stew", "SYSLOG_IDENTIFIER=food"]' \
+	"$(python3 -c 'import json, sys
+print(json.dumps(json.load(open(sys.argv[1]))["dmesg"][0]["fields"]))' "$T/got")" "the first record's fields"
+# without --fields, not a byte more than dmesg's document
+"$KMSG" read -F "$L" -J >"$T/got"
+expect_eq 0 "$(grep -c '"fields"' "$T/got")" "fields in -J without --fields"
+
 case_ "dmesg text: no numbering, pid or boot id; no priority is null"
 printf '[    1.000000] no priority\n<6>[    1.500000] from dmesg\n' >"$T/dmesg.txt"
 "$KMSG" read -F "$T/dmesg.txt" -o json --output-fields seq_id,boot_id,pid,facility,level_name,text,boot_ns >"$T/got"
