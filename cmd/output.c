@@ -1181,8 +1181,9 @@ void out_free(struct output *o)
 	pager_end(o);
 	kmsg_fmt_free(o->fmt);
 	o->fmt = NULL;
-	kmsg_fmt_free(o->verbatim);
-	o->verbatim = NULL;
+	free(o->esc);
+	o->esc = NULL;
+	o->esc_cap = 0;
 	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
 		free(o->colors[i]);
 		o->colors[i] = NULL;
@@ -1320,27 +1321,27 @@ int out_text(struct output *o, const char *s)
 
 int out_verbatim(struct output *o, const char *p, size_t n, int ends_line)
 {
-	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
-	struct kmsg_record rec;
-	const char *text;
+	size_t len = n && p[n - 1] == '\n' ? n - 1 : n;
+	size_t need = KMSG_TEXT_ESCAPE_SIZE(len) + 1;
 	int rc;
 
-	if (o->verbatim == NULL) {
-		/* no time, no decoding, no colour: the text alone, escaped */
-		fo.time = KMSG_TIME_NOTIME;
-		fo.flags = o->fo.flags & (KMSG_FMT_NOESCAPE | KMSG_FMT_ASCII);
-		rc = kmsg_fmt_new(&o->verbatim, &fo);
-		if (rc < 0)
-			return rc;
+	if (need > o->esc_cap) {
+		char *b = realloc(o->esc, need);
+
+		if (b == NULL)
+			return -ENOMEM;
+		o->esc = b;
+		o->esc_cap = need;
 	}
-	memset(&rec, 0, sizeof(rec));
-	rec.text = p;
-	rec.text_len = n && p[n - 1] == '\n' ? n - 1 : n;
-	rc = kmsg_fmt_record(&text, o->verbatim, &rec);
+	rc = kmsg_text_escape(o->esc, o->esc_cap, p, len,
+			      o->fo.flags & (KMSG_FMT_NOESCAPE | KMSG_FMT_ASCII));
 	if (rc < 0)
-		return rc;
-	/* the renderer's newline, unless the line goes on */
-	return out_put(o, text, (size_t)rc - (ends_line || rec.text_len < n ? 0 : 1));
+		return rc == KMSG_EINVAL ? -E2BIG : rc;
+	/* the line's newline, or one it lacks at the end of the input;
+	 * none for a piece of a line that goes on */
+	if (ends_line || len < n)
+		o->esc[rc++] = '\n';
+	return out_put(o, o->esc, (size_t)rc);
 }
 
 int out_end(struct output *o)

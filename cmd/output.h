@@ -106,7 +106,8 @@ void src_refuse(const struct src *s, const char *takes);
 struct output {
 	struct kmsg_fmt_opts fo;
 	struct kmsg_fmt *fmt;
-	struct kmsg_fmt *verbatim; /* for out_verbatim() */
+	char *esc;            /* out_verbatim()'s escaped text */
+	size_t esc_cap;
 	char *colors[KMSG_COLOR_COUNT]; /* a scheme's, fo.colors points at them */
 
 	/* the filter; all bits set when not filtering on it */

@@ -1781,6 +1781,43 @@ Test(format, json_escape_writes_what_the_json_output_writes)
 	cr_assert_eq(kmsg_json_escape(NULL, 10, "x", 1, 0), KMSG_EINVAL);
 }
 
+Test(format, text_escape_writes_what_the_short_output_writes)
+{
+	static const char text[] = "a\tb\nc\x01\x1b[31m\x7f\xff\xc2\x9b\xe2\x80\xae\xc3\xa9\0z";
+	const size_t len = sizeof(text) - 1;
+	char buf[KMSG_TEXT_ESCAPE_SIZE(sizeof(text))];
+	const char *out;
+	struct kmsg_fmt_opts o = KMSG_FMT_OPTS_INIT;
+	struct kmsg_fmt *f;
+	struct kmsg_record r = { .text = text, .text_len = len, .facility = 1, .level = 6 };
+	int n = kmsg_text_escape(buf, sizeof(buf), text, len, 0);
+	const char *want = "a\tb\nc\\x01\\x1b[31m\\x7f\\xff\\xc2\\x9b\\xe2\\x80\\xae\xc3\xa9\\x00z";
+
+	cr_assert_eq(n, (int)strlen(want));
+	cr_assert_str_eq(buf, want);
+	/* the same bytes as the short output of -t gives the text, whose
+	 * continuation line is not indented without a time */
+	o.time = KMSG_TIME_NOTIME;
+	cr_assert_eq(kmsg_fmt_new(&f, &o), 0);
+	n = kmsg_fmt_record(&out, f, &r);
+	cr_assert_eq(n, (int)strlen(want) + 1);
+	cr_assert(memcmp(out, want, strlen(want)) == 0 && out[n - 1] == '\n');
+	kmsg_fmt_free(f);
+	n = kmsg_text_escape(buf, sizeof(buf), text, len, KMSG_FMT_ASCII);
+	cr_assert_str_eq(buf, "a\tb\nc\\x01\\x1b[31m\\x7f\\xff\\xc2\\x9b\\xe2\\x80\\xae"
+			 "\\xc3\\xa9\\x00z");
+	n = kmsg_text_escape(buf, sizeof(buf), text, len, KMSG_FMT_NOESCAPE);
+	cr_assert_eq(n, (int)len);
+	cr_assert(memcmp(buf, text, len) == 0);
+	cr_assert_eq(kmsg_text_escape(buf, sizeof(buf), NULL, 0, 0), 0);
+	cr_assert_str_eq(buf, "");
+	cr_assert_eq(kmsg_text_escape(buf, KMSG_TEXT_ESCAPE_SIZE(len) - 1, text, len, 0),
+		     KMSG_EINVAL, "a buffer too small for the worst case");
+	cr_assert_eq(kmsg_text_escape(buf, sizeof(buf), text, len, KMSG_FMT_COLOR),
+		     KMSG_EINVAL);
+	cr_assert_eq(kmsg_text_escape(NULL, 10, "x", 1, 0), KMSG_EINVAL);
+}
+
 /* ------------------------------------------------------------------ */
 /* JSON record objects                                                 */
 

@@ -516,6 +516,22 @@ char *kmsg__put_kmsg_text_scalar(char *p, const char *text, size_t len)
 }
 
 /* The public face of put_json_text(): see kmsg.h. */
+int kmsg_text_escape(char *buf, size_t size, const char *text, size_t len,
+		     unsigned flags)
+{
+	char *end;
+
+	if (buf == NULL || (text == NULL && len) ||
+	    (flags & ~(KMSG_FMT_NOESCAPE | KMSG_FMT_ASCII)) ||
+	    len > ((size_t)INT_MAX - 1) / 4 || size < KMSG_TEXT_ESCAPE_SIZE(len))
+		return KMSG_EINVAL;
+	end = len ? kmsg__put_text(buf, text, len, 0,
+				   flags & KMSG_FMT_NOESCAPE ? ESC_NONE : ESC_TEXT,
+				   (flags & KMSG_FMT_ASCII) != 0) : buf;
+	*end = '\0';
+	return (int)(end - buf);
+}
+
 int kmsg_json_escape(char *buf, size_t size, const char *text, size_t len,
 		     unsigned flags)
 {

@@ -756,6 +756,28 @@ int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
 int kmsg_fmt_set_keys(struct kmsg_fmt *f, const char *keys);
 
 /*
+ * The room kmsg_text_escape() needs for len bytes of text: four bytes for
+ * each (\xNN), and the NUL.
+ */
+#define KMSG_TEXT_ESCAPE_SIZE(len) (4 * (size_t)(len) + 1)
+
+/*
+ * Writes text (len bytes, NULs allowed) as the short output prints a
+ * record's text, as dmesg does, into buf and ends it with a NUL; buf holds
+ * size bytes, at least KMSG_TEXT_ESCAPE_SIZE(len).  Printable ASCII, tab,
+ * newline and printable UTF-8 stay as they are; every other byte (controls,
+ * DEL, bytes that are not valid UTF-8, C1 and bidi controls) becomes \xNN.
+ * flags: KMSG_FMT_ASCII (a terminal whose character set is not UTF-8:
+ * every byte from 0x80 up as \xNN too) or KMSG_FMT_NOESCAPE (the bytes as
+ * they are), or 0.  Newlines are not indented.  Returns the length
+ * written, NUL not counted, or KMSG_EINVAL (bad arguments, buf too small,
+ * or text of more than about 500 MB, whose escaped length would not fit
+ * an int).
+ */
+int kmsg_text_escape(char *buf, size_t size, const char *text, size_t len,
+		     unsigned flags);
+
+/*
  * The room kmsg_json_escape() needs for len bytes of text: six bytes for
  * each, and the NUL.
  */
