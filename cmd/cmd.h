@@ -93,16 +93,16 @@ int cli_parse_args(poptContext con, const char *cmd, const char *const **args);
  */
 const char *cli_log_path(const char *file_opt);
 
+/* The directory part of path into buf ("." when there is none, "/" for a
+ * path just under the root); NULL if it does not fit in size bytes. */
+const char *cli_dir_of(const char *path, char *buf, size_t size);
+
 /*
  * Opens the log at path: for reading (flags 0) or writing.  With create
  * (not NULL), a missing log (and its missing parent directories) is
  * created with those options.  Prints the error and returns NULL on
  * failure.
  */
-/* The directory part of path into buf ("." when there is none, "/" for a
- * path just under the root); NULL if it does not fit in size bytes. */
-const char *cli_dir_of(const char *path, char *buf, size_t size);
-
 struct kmsg_log *cli_open_log(const char *path, unsigned flags,
 			      const struct kmsg_create_opts *create);
 

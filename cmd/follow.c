@@ -758,6 +758,7 @@ stopped:
 		if (rc < 0 && read_err) {
 			out_flush(&o);
 			cli_lib_error(fl.path, rc);
+			status = EXIT_FAIL;
 			goto out;
 		}
 		if (rc < 0) {

@@ -190,9 +190,11 @@ int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms)
 			return -EINTR;
 		/* The word cannot be slept on: the file was cut short under
 		 * the mapping, whose pages past its end are then read-only
-		 * zeros the kernel refuses as a futex (EFAULT).  No writer
-		 * can wake us there, and failing at once would make every
-		 * caller spin: sleep in WAIT_POLL_NS steps instead. */
+		 * zeros the kernel refuses as a futex (EFAULT), or a filter
+		 * (seccomp) refuses futex itself (ENOSYS, EPERM).  No writer
+		 * can wake us then, and failing at once would make every
+		 * caller spin, or end a follower that polling keeps working:
+		 * sleep in WAIT_POLL_NS steps instead. */
 		if (rc < 0 && errno != EAGAIN && errno != ETIMEDOUT) {
 			if (wait_ns > WAIT_POLL_NS)
 				wait_ns = WAIT_POLL_NS;

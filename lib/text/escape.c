@@ -515,7 +515,7 @@ char *kmsg__put_kmsg_text_scalar(char *p, const char *text, size_t len)
 	return put_kmsg_text(p, text, len, 0);
 }
 
-/* The public face of put_json_text(): see kmsg.h. */
+/* The public face of put_text() for message text: see kmsg.h. */
 int kmsg_text_escape(char *buf, size_t size, const char *text, size_t len,
 		     unsigned flags)
 {
@@ -532,6 +532,7 @@ int kmsg_text_escape(char *buf, size_t size, const char *text, size_t len,
 	return (int)(end - buf);
 }
 
+/* The public face of put_json_text(): see kmsg.h. */
 int kmsg_json_escape(char *buf, size_t size, const char *text, size_t len,
 		     unsigned flags)
 {

@@ -35,7 +35,7 @@ struct devkmsg_rec {
 	struct kmsg_record rec;
 	char *buf;
 	size_t cap, text_len, fields_len;
-	int have_real, have_boot_ns;
+	int have_real;
 };
 
 struct kmsg_devkmsg {
@@ -155,7 +155,7 @@ static int number(const char **p, const char *end, uint64_t max, uint64_t *v, in
 	return 0;
 }
 
-/* 16 hexadecimal digits (s, n bytes) as a number; 0 or -1. */
+/* 1 to 16 hexadecimal digits (s, n bytes) as a number; 0 or -1. */
 static int hex64(const char *s, size_t n, uint64_t *v)
 {
 	*v = 0;
@@ -216,7 +216,7 @@ static int header(struct kmsg_devkmsg *p, struct devkmsg_rec *r, const char *lin
 	}
 	memset(&r->rec, 0, sizeof(r->rec));
 	r->text_len = r->fields_len = 0;
-	r->have_real = r->have_boot_ns = 0;
+	r->have_real = 0;
 	r->rec.facility = (unsigned)prio >> 3;
 	r->rec.level = (unsigned)prio & 7;
 	r->rec.seq = seq;
@@ -293,7 +293,6 @@ static int field(struct kmsg_devkmsg *p, struct devkmsg_rec *r, const char *s, s
 			r->have_real = 1;
 		} else if (!strcmp(key, "_BOOTTIME_NS") && whole_i64(eq + 1, vlen, &i) == 0) {
 			r->rec.boot_ns = i;
-			r->have_boot_ns = 1;
 		} else {
 			p->why = "a _KEY kmsg does not know, or a bad value for it";
 			return 1;

@@ -349,9 +349,11 @@ static char *put_who(const struct kmsg_fmt *f, char *p, const struct kmsg_record
 	size_t n;
 
 	for (int col = 0; col < 2; col++) {
-		if (col == 0 && (f->opts.flags & KMSG_FMT_CALLER))
-			n = (size_t)kmsg_fmt_caller(name, sizeof(name), rec);
-		else if (col == 1 && (f->opts.flags & KMSG_FMT_PID) && rec->pid)
+		if (col == 0 && (f->opts.flags & KMSG_FMT_CALLER)) {
+			int len = kmsg_fmt_caller(name, sizeof(name), rec);
+
+			n = len > 0 ? (size_t)len : 0;
+		} else if (col == 1 && (f->opts.flags & KMSG_FMT_PID) && rec->pid)
 			name[0] = 'P', n = (size_t)(put_u64(name + 1, rec->pid) - name);
 		else
 			continue;
