@@ -138,6 +138,22 @@ expect_status 1 "$KMSG" read --cursor-file "$T/badcf"
 expect_grep "badcf: not a cursor file (r= takes" "$T/err"
 expect_grep "remove it" "$T/err"
 
+case_ "--cursor-file: a FIFO, a device or a directory is refused at once, and left as it is"
+mkfifo "$T/fifo.cf"
+expect_status 1 timeout 10 "$KMSG" read --cursor-file "$T/fifo.cf"
+expect_grep "fifo.cf: not a regular file (a FIFO)" "$T/err"
+expect_eq p "$(stat -c %A "$T/fifo.cf" | cut -c1)" "still a FIFO"
+expect_status 1 "$KMSG" read --cursor-file /dev/null
+expect_grep "/dev/null: not a regular file (a device)" "$T/err"
+expect_eq "" "$(grep 'remove it' "$T/err")" "no advice to remove a device"
+expect_status 1 "$KMSG" read --cursor-file "$T"
+expect_grep "not a regular file (a directory)" "$T/err"
+
+case_ "--cursor-file in a directory where it cannot be replaced: said before reading"
+expect_status 1 "$KMSG" read -t --cursor-file "$T/none/c"
+expect_eq "" "$(cat "$T/out")" "nothing printed that the cursor would not remember"
+expect_grep "none/c: cannot keep the cursor file: no file can be made in $T/none" "$T/err"
+
 case_ "a script reading with --cursor-file while writers write sees every record once"
 L=$T/busy
 writer() {
