@@ -196,6 +196,8 @@ int read_kmsg_file(struct output *o, const char *path)
 				cli_error(k.s.name, "%s from byte %llu on, not /dev/kmsg "
 					  "records: stopped there", k.s.what,
 					  (unsigned long long)k.s.blk_start);
+			else if (n == -ESTALE && k.s.shrunk_at > 0)
+				src_shrunk_error(&k.s);
 			else
 				cli_error(k.s.name, "%s", strerror((int)-n));
 			goto out;

@@ -177,6 +177,8 @@ static int read_text(struct output *o, struct src *s)
 				cli_error(s->name, "%s from byte %llu on, not dmesg "
 					  "text: stopped there", s->what,
 					  (unsigned long long)s->blk_start);
+			else if (n == -ESTALE && s->shrunk_at > 0)
+				src_shrunk_error(s);
 			else
 				cli_error(s->name, "%s", strerror((int)-n));
 			goto out;
