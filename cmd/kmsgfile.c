@@ -134,7 +134,7 @@ static int in_open(struct kmsg_in *k, const char *path)
 	rc = src_open(&k->s, path);
 	if (rc < 0) {
 		cli_error(k->s.name, "%s", rc == -ENOTTY ? "is a terminal; --kmsg-file - "
-			  "reads records from a pipe" : strerror(-rc));
+			  "reads records from a pipe" : src_strerror(rc));
 		return -1;
 	}
 	switch (k->s.kind) {

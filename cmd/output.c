@@ -513,6 +513,10 @@ int src_open(struct src *s, const char *path)
 		s->name = "standard input";
 		if (isatty(STDIN_FILENO))
 			return -ENOTTY;
+		/* "<&-": what would be read is /dev/null's nothing, which
+		 * must not pass for an empty input */
+		if (cli_stdin_closed())
+			return -EBADF;
 		s->fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
 	} else {
 		s->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -628,6 +632,13 @@ ssize_t src_read(struct src *s, void *buf, size_t n)
 	}
 	s->off += (uint64_t)k;
 	return k;
+}
+
+const char *src_strerror(int rc)
+{
+	if (rc == -EBADF && cli_stdin_closed())
+		return "is closed (\"<&-\"): give the input on a pipe or with <FILE";
+	return strerror(-rc);
 }
 
 void src_shrunk_error(const struct src *s)

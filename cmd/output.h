@@ -75,7 +75,8 @@ struct src {
 };
 
 /*
- * Opens path ("-": standard input, refused with -ENOTTY on a terminal)
+ * Opens path ("-": standard input, refused with -ENOTTY on a terminal,
+ * -EBADF if it was closed)
  * and tells what it holds.  Returns 0, or -errno (-EISDIR for a
  * directory) with nothing printed: callers word it (see src_detect()).
  */
@@ -91,6 +92,10 @@ int src_open(struct src *s, const char *path);
  * src_shrunk_error() words.
  */
 ssize_t src_read(struct src *s, void *buf, size_t n);
+
+/* What src_open()'s error rc means, in words: strerror(), but for a
+ * standard input closed when kmsg started, what to do. */
+const char *src_strerror(int rc);
 
 /* Says that s was cut short while read (src_read()'s -ESTALE). */
 void src_shrunk_error(const struct src *s);

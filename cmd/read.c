@@ -493,7 +493,7 @@ int cmd_read(int argc, const char **argv)
 		goto out;
 	}
 	if (rc < 0 && strcmp(path, "-") == 0) {
-		cli_error(src.name, "%s", strerror(-rc));
+		cli_error(src.name, "%s", src_strerror(rc));
 		goto out;
 	}
 	if (rc < 0) {
