@@ -133,7 +133,7 @@ static const char *parse_decimal(uint64_t *out, const char *p, size_t n, const c
 
 static const char *parse_cursor(struct kmsg_position *pos, const char *s, size_t len)
 {
-	static char why[160];
+	static char why[256];
 	const char *end = s + len, *p = s, *why2;
 	uint8_t id[8];
 	size_t n;
@@ -176,8 +176,21 @@ static const char *parse_cursor(struct kmsg_position *pos, const char *s, size_t
 		p += n;
 	}
 	if (p != end) {
-		snprintf(why, sizeof(why), "'%.*s' after the %s, where it should end",
-			 (int)(end - p > 40 ? 40 : end - p), p,
+		/* up to 40 bytes of it, all but printable ASCII as \xHH: a cursor file
+		 * anyone wrote must not drive the terminal */
+		char shown[4 * 40 + 1];
+		size_t o = 0;
+
+		for (const char *q = p; q < end && q < p + 40; q++) {
+			unsigned char ch = (unsigned char)*q;
+
+			if (ch < 0x20 || ch >= 0x7f || ch == '\\')
+				o += (size_t)snprintf(shown + o, sizeof(shown) - o, "\\x%02x", ch);
+			else
+				shown[o++] = (char)ch;
+		}
+		shown[o] = '\0';
+		snprintf(why, sizeof(why), "'%s' after the %s, where it should end", shown,
 			 pos->last_real_ns ? "time" : "sequence number");
 		return why;
 	}

@@ -138,6 +138,12 @@ expect_status 1 "$KMSG" read --cursor-file "$T/badcf"
 expect_grep "badcf: not a cursor file (r= takes" "$T/err"
 expect_grep "remove it" "$T/err"
 
+case_ "a cursor file with terminal escapes after the cursor: shown as \\xHH, never sent as they are"
+printf '%s;\033]0;title\007\033[2J\n' "$c" >"$T/esc.cf"
+expect_status 1 "$KMSG" read --cursor-file "$T/esc.cf"
+expect_grep "';\\\\x1b]0;title\\\\x07\\\\x1b\[2J' after the sequence number" "$T/err"
+expect_eq 0 "$(tr -d '\n' <"$T/err" | tr -cd '\000-\037\177' | wc -c)" "control bytes on stderr"
+
 case_ "--cursor-file: a FIFO, a device or a directory is refused at once, and left as it is"
 mkfifo "$T/fifo.cf"
 expect_status 1 timeout 10 "$KMSG" read --cursor-file "$T/fifo.cf"
