@@ -121,6 +121,13 @@ static int in_open(struct kmsg_in *k, const char *path)
 		memset(&k->s, 0, sizeof(k->s));
 		k->s.name = path;
 		k->s.fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (k->s.fd < 0 && errno == EPERM) {
+			/* the file's mode allows it: the kernel does not */
+			cli_error(path, "%s: the kernel lets only CAP_SYSLOG read it "
+				  "(kernel.dmesg_restrict): run as root, or read a saved copy",
+				  strerror(errno));
+			return -1;
+		}
 		if (k->s.fd < 0) {
 			cli_error(path, "%s", strerror(errno));
 			return -1;

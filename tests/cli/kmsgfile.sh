@@ -191,4 +191,15 @@ cp "$T/cut0" "$T/cut"
 expect_status 0 "$KMSG" read -K "$T/cut"
 expect_eq 300000 "$(wc -l <"$T/out")" "a file left alone: every record"
 
+
+case_ "-K /dev/kmsg where the kernel restricts it: says why and what to do"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+	[ "$(cat /proc/sys/kernel/dmesg_restrict 2>/dev/null)" = 1 ] && [ -r /dev/kmsg ]; then
+	expect_status 1 timeout 10 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$KMSG" read -K /dev/kmsg
+	expect_grep "/dev/kmsg: Operation not permitted: the kernel lets only CAP_SYSLOG" "$T/err"
+else
+	echo "kmsgfile: not root with dmesg_restrict=1: the restricted /dev/kmsg is not tried"
+fi
+
 finish
