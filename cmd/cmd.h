@@ -137,6 +137,10 @@ void cli_init(void);
  */
 int cli_need_stdout(void);
 
+/* Whether standard input was closed when kmsg started (it reads
+ * /dev/null since): "-" then names no input. */
+int cli_stdin_closed(void);
+
 /*
  * For the log at path, described by st: if the file is shorter than its
  * header says (a copy that stopped, a disk that lost its end), says so on

@@ -412,7 +412,7 @@ int64_t cli_now_ns(clockid_t clock)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int stdout_was_closed;
+static int stdout_was_closed, stdin_was_closed;
 
 /*
  * SIGBUS: an access to a page of a mapped file past its end.  Every file
@@ -472,6 +472,8 @@ void cli_init(void)
 			continue;
 		if (fd == STDOUT_FILENO)
 			stdout_was_closed = 1;
+		if (fd == STDIN_FILENO)
+			stdin_was_closed = 1;
 		if (open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY) != fd)
 			_exit(EXIT_FAIL);
 	}
@@ -483,6 +485,11 @@ void cli_init(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, NULL);
 	atexit(check_stdout);
+}
+
+int cli_stdin_closed(void)
+{
+	return stdin_was_closed;
 }
 
 int cli_need_stdout(void)

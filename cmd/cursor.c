@@ -133,7 +133,7 @@ static const char *parse_decimal(uint64_t *out, const char *p, size_t n, const c
 
 static const char *parse_cursor(struct kmsg_position *pos, const char *s, size_t len)
 {
-	static char why[160];
+	static char why[256];
 	const char *end = s + len, *p = s, *why2;
 	uint8_t id[8];
 	size_t n;
@@ -176,8 +176,21 @@ static const char *parse_cursor(struct kmsg_position *pos, const char *s, size_t
 		p += n;
 	}
 	if (p != end) {
-		snprintf(why, sizeof(why), "'%.*s' after the %s, where it should end",
-			 (int)(end - p > 40 ? 40 : end - p), p,
+		/* up to 40 bytes of it, all but printable ASCII as \xHH: a cursor file
+		 * anyone wrote must not drive the terminal */
+		char shown[4 * 40 + 1];
+		size_t o = 0;
+
+		for (const char *q = p; q < end && q < p + 40; q++) {
+			unsigned char ch = (unsigned char)*q;
+
+			if (ch < 0x20 || ch >= 0x7f || ch == '\\')
+				o += (size_t)snprintf(shown + o, sizeof(shown) - o, "\\x%02x", ch);
+			else
+				shown[o++] = (char)ch;
+		}
+		shown[o] = '\0';
+		snprintf(why, sizeof(why), "'%s' after the %s, where it should end", shown,
 			 pos->last_real_ns ? "time" : "sequence number");
 		return why;
 	}
@@ -206,13 +219,25 @@ static int read_cursor_file(struct kmsg_position *pos, const char *file)
 {
 	char buf[256];
 	const char *why;
+	struct stat st;
 	ssize_t n;
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	/* without waiting: a FIFO would block the open until a writer came */
+	int fd = open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0 && errno == ENOENT)
 		return 0;
 	if (fd < 0) {
 		cli_error(file, "cannot read the cursor file: %s", strerror(errno));
+		return -1;
+	}
+	/* a FIFO, a device or a directory is no cursor file, and would be
+	 * replaced by one at the end: refused before anything is read */
+	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+		close(fd);
+		cli_error(file, "not a regular file (%s): --cursor-file keeps the cursor in "
+			  "a file of its own, which it replaces: give another path",
+			  S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" :
+			  S_ISSOCK(st.st_mode) ? "a socket" : "a device");
 		return -1;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -233,6 +258,41 @@ static int read_cursor_file(struct kmsg_position *pos, const char *file)
 		return 1;
 	cli_error(file, "not a cursor file (%s): remove it to start as if it did not "
 		  "exist", why);
+	return -1;
+}
+
+/* A new temporary file beside file, its name in tmp (PATH_MAX bytes):
+ * its descriptor, or -errno. */
+static int make_temp(const char *file, char *tmp)
+{
+	int fd;
+
+	if (snprintf(tmp, PATH_MAX, "%s.tmp-XXXXXX", file) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Whether the cursor file can be replaced at the end: a temporary file
+ * made and removed beside it now, so that a reader (a follower above all)
+ * does not learn only when it is done that its place cannot be kept.
+ * 0, or -1 after saying why.
+ */
+static int probe_dir(const char *file)
+{
+	char tmp[PATH_MAX], dirbuf[PATH_MAX];
+	const char *dir = cli_dir_of(file, dirbuf, sizeof(dirbuf));
+	int fd = make_temp(file, tmp);
+
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+		return 0;
+	}
+	cli_error(file, "cannot keep the cursor file: no file can be made in %s (%s), "
+		  "and the cursor is replaced through one: give a --cursor-file in a "
+		  "directory you may write", dir ? dir : "its directory", strerror(-fd));
 	return -1;
 }
 
@@ -261,7 +321,7 @@ int cur_setup(struct cursor *c, const char *cmd)
 	} else if (given.file) {
 		int rc = read_cursor_file(&c->start, given.file);
 
-		if (rc < 0)
+		if (rc < 0 || probe_dir(given.file) < 0)
 			return EXIT_FAIL;
 		c->given = rc;
 	}
@@ -353,11 +413,11 @@ static int write_atomic(const char *file, const char *text)
 	struct stat old;
 	mode_t mode;
 
-	if (dir == NULL || snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", file) >= (int)sizeof(tmp))
+	if (dir == NULL)
 		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
+	fd = make_temp(file, tmp);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* mkostemp() makes it 0600: the old file's mode, or a new file's */
 	if (stat(file, &old) == 0) {
 		mode = old.st_mode & 07777;

@@ -120,7 +120,7 @@ int cmd_dump(int argc, const char **argv)
 	}
 	if (rc == -ENOTTY || (rc < 0 && strcmp(path, "-") == 0)) {
 		cli_error(src.name, "%s", rc == -ENOTTY ? "is a terminal; --file - "
-			  "reads a log from a pipe" : strerror(-rc));
+			  "reads a log from a pipe" : src_strerror(rc));
 		goto out;
 	}
 	if (rc == 0 && src.kind == SRC_BINARY) {

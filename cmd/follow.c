@@ -419,8 +419,12 @@ static int open_followed(int fail_now, int again)
 			rc = access(fl.path, F_OK) == 0 || errno != ENOENT ? try_open(&st) : -ENOENT;
 			if (rc == 0)
 				break;
-			if (rc != -ENOENT && rc != -EAGAIN && !said++)
+			if (rc != -ENOENT && rc != -EAGAIN && !said++) {
+				/* and then silence: say that it waits, and for what */
 				cli_lib_error(fl.path, rc);
+				cli_error(fl.path, "waiting for a log there, as it looks every "
+					  "%d ms (SIGINT or SIGTERM ends the follow)", CHECK_MS);
+			}
 		} else if (!said++) {
 			cli_error(fl.path, "no such log yet; waiting for it to appear "
 				  "(--fail-missing fails at once instead)");

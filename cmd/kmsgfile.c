@@ -121,6 +121,13 @@ static int in_open(struct kmsg_in *k, const char *path)
 		memset(&k->s, 0, sizeof(k->s));
 		k->s.name = path;
 		k->s.fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (k->s.fd < 0 && errno == EPERM) {
+			/* the file's mode allows it: the kernel does not */
+			cli_error(path, "%s: the kernel lets only CAP_SYSLOG read it "
+				  "(kernel.dmesg_restrict): run as root, or read a saved copy",
+				  strerror(errno));
+			return -1;
+		}
 		if (k->s.fd < 0) {
 			cli_error(path, "%s", strerror(errno));
 			return -1;
@@ -134,7 +141,7 @@ static int in_open(struct kmsg_in *k, const char *path)
 	rc = src_open(&k->s, path);
 	if (rc < 0) {
 		cli_error(k->s.name, "%s", rc == -ENOTTY ? "is a terminal; --kmsg-file - "
-			  "reads records from a pipe" : strerror(-rc));
+			  "reads records from a pipe" : src_strerror(rc));
 		return -1;
 	}
 	switch (k->s.kind) {
@@ -196,6 +203,8 @@ int read_kmsg_file(struct output *o, const char *path)
 				cli_error(k.s.name, "%s from byte %llu on, not /dev/kmsg "
 					  "records: stopped there", k.s.what,
 					  (unsigned long long)k.s.blk_start);
+			else if (n == -ESTALE && k.s.shrunk_at > 0)
+				src_shrunk_error(&k.s);
 			else
 				cli_error(k.s.name, "%s", strerror((int)-n));
 			goto out;

@@ -316,6 +316,39 @@ static char *keep_word(struct matches *m, const char *word)
 	return copy;
 }
 
+/* The value of a hex digit, or -1. */
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* 1 if s holds a \xHH escape. */
+static int has_escape(const char *s)
+{
+	for (; (s = strstr(s, "\\x")) != NULL; s++)
+		if (hex_digit(s[2]) >= 0 && hex_digit(s[3]) >= 0)
+			return 1;
+	return 0;
+}
+
+/* Undoes s's \xHH escapes in place; the length of the bytes left. */
+static size_t unescape(char *s)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; s[i]; i++) {
+		if (s[i] == '\\' && s[i + 1] == 'x' && hex_digit(s[i + 2]) >= 0 &&
+		    hex_digit(s[i + 3]) >= 0) {
+			s[o++] = (char)(hex_digit(s[i + 2]) << 4 | hex_digit(s[i + 3]));
+			i += 3;
+		} else {
+			s[o++] = s[i];
+		}
+	}
+	return o;
+}
+
 int match_parse(struct matches **out, const char *const *words,
 		const char *const *fields, size_t nfields, const char *cmd)
 {
@@ -330,8 +363,9 @@ int match_parse(struct matches **out, const char *const *words,
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return no_memory(m);
-	m->words = calloc(n + nfields, sizeof(*m->words));
-	m->terms = calloc(n + nfields, sizeof(*m->terms));
+	/* a word may bring a second term: its value with \xHH undone */
+	m->words = calloc(2 * n + nfields, sizeof(*m->words));
+	m->terms = calloc(2 * n + nfields, sizeof(*m->terms));
 	m->g = calloc(n + 1, sizeof(*m->g));
 	if (m->words == NULL || m->terms == NULL || m->g == NULL)
 		return no_memory(m);
@@ -393,6 +427,20 @@ int match_parse(struct matches **out, const char *const *words,
 		if (m->g[m->ng].t == NULL)
 			m->g[m->ng].t = t;
 		m->g[m->ng].n++;
+		if ((t->prop == P_FIELD || t->prop == P_TEXT) && has_escape(t->value)) {
+			/* --list-values and the short output write a byte they
+			 * cannot show as \xHH: the value so written selects the
+			 * bytes it stands for too, as another word of the key */
+			char *raw = keep_word(m, t->value);
+
+			if (raw == NULL)
+				return no_memory(m);
+			m->terms[nterms] = *t;
+			m->terms[nterms].value = raw;
+			m->terms[nterms].value_len = unescape(raw);
+			nterms++;
+			m->g[m->ng].n++;
+		}
 	}
 	if (n > 0)
 		m->ng++;

@@ -513,6 +513,10 @@ int src_open(struct src *s, const char *path)
 		s->name = "standard input";
 		if (isatty(STDIN_FILENO))
 			return -ENOTTY;
+		/* "<&-": what would be read is /dev/null's nothing, which
+		 * must not pass for an empty input */
+		if (cli_stdin_closed())
+			return -EBADF;
 		s->fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
 	} else {
 		s->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -585,6 +589,20 @@ static int check_text(struct src *s, const unsigned char *p, size_t n)
 	}
 }
 
+/* At the end of a regular file: whether it is shorter now than where the
+ * reading got to (cut short while read), its size then in s->shrunk_to. */
+static int src_shrunk(struct src *s)
+{
+	struct stat st;
+	off_t at = lseek(s->fd, 0, SEEK_CUR);
+
+	if (at < 0 || fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size >= at)
+		return 0;
+	s->shrunk_to = (uint64_t)st.st_size;
+	s->shrunk_at = (uint64_t)at;
+	return 1;
+}
+
 ssize_t src_read(struct src *s, void *buf, size_t n)
 {
 	ssize_t k;
@@ -600,6 +618,8 @@ ssize_t src_read(struct src *s, void *buf, size_t n)
 		while (k < 0 && errno == EINTR);
 		if (k < 0)
 			return -errno;
+		if (k == 0 && n > 0 && src_shrunk(s))
+			return -ESTALE;
 	}
 	if (s->binary)
 		return -EILSEQ;
@@ -612,6 +632,20 @@ ssize_t src_read(struct src *s, void *buf, size_t n)
 	}
 	s->off += (uint64_t)k;
 	return k;
+}
+
+const char *src_strerror(int rc)
+{
+	if (rc == -EBADF && cli_stdin_closed())
+		return "is closed (\"<&-\"): give the input on a pipe or with <FILE";
+	return strerror(-rc);
+}
+
+void src_shrunk_error(const struct src *s)
+{
+	cli_error(s->name, "cut short to %llu bytes while it was read, at byte %llu: "
+		  "what was in the rest is lost (read a copy the writer leaves alone)",
+		  (unsigned long long)s->shrunk_to, (unsigned long long)s->shrunk_at);
 }
 
 int src_detect(const char *path)

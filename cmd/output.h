@@ -69,10 +69,14 @@ struct src {
 	uint64_t blk_start;  /* where the block starts in the input */
 	size_t blk_len, blk_bad, blk_nul;
 	int binary;          /* a block was binary: the reading ends there */
+	/* -ESTALE from src_read(): the file was cut short to shrunk_to
+	 * bytes while read, when shrunk_at bytes of it had been read */
+	uint64_t shrunk_to, shrunk_at;
 };
 
 /*
- * Opens path ("-": standard input, refused with -ENOTTY on a terminal)
+ * Opens path ("-": standard input, refused with -ENOTTY on a terminal,
+ * -EBADF if it was closed)
  * and tells what it holds.  Returns 0, or -errno (-EISDIR for a
  * directory) with nothing printed: callers word it (see src_detect()).
  */
@@ -83,9 +87,18 @@ int src_open(struct src *s, const char *path);
  * each block: the bytes before a binary one are returned, then -EILSEQ
  * (src_read() may have returned the start of that block when it came in
  * pieces), s->blk_start saying where it starts, s->what what it looks
- * like.  0 at the end.
+ * like.  0 at the end; -ESTALE at the end of a regular file cut short
+ * under the reader (what was in the rest is lost: see shrunk_to), which
+ * src_shrunk_error() words.
  */
 ssize_t src_read(struct src *s, void *buf, size_t n);
+
+/* What src_open()'s error rc means, in words: strerror(), but for a
+ * standard input closed when kmsg started, what to do. */
+const char *src_strerror(int rc);
+
+/* Says that s was cut short while read (src_read()'s -ESTALE). */
+void src_shrunk_error(const struct src *s);
 
 /* Closes the input (standard input too).  Safe to call twice. */
 void src_close(struct src *s);

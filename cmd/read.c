@@ -177,6 +177,8 @@ static int read_text(struct output *o, struct src *s)
 				cli_error(s->name, "%s from byte %llu on, not dmesg "
 					  "text: stopped there", s->what,
 					  (unsigned long long)s->blk_start);
+			else if (n == -ESTALE && s->shrunk_at > 0)
+				src_shrunk_error(s);
 			else
 				cli_error(s->name, "%s", strerror((int)-n));
 			goto out;
@@ -491,7 +493,7 @@ int cmd_read(int argc, const char **argv)
 		goto out;
 	}
 	if (rc < 0 && strcmp(path, "-") == 0) {
-		cli_error(src.name, "%s", strerror(-rc));
+		cli_error(src.name, "%s", src_strerror(rc));
 		goto out;
 	}
 	if (rc < 0) {

@@ -216,7 +216,7 @@ int cmd_stat(int argc, const char **argv)
 		goto out;
 	}
 	if (rc < 0 && strcmp(path, "-") == 0) {
-		cli_error(src.name, "%s", strerror(-rc));
+		cli_error(src.name, "%s", src_strerror(rc));
 		goto out;
 	}
 	if (rc == 0 && src.kind == SRC_TEXT) {

@@ -96,4 +96,17 @@ case_ "a new log made with stderr closed is a log"
 "$KMSG" emit -F "$T/new" --log-size 16K -s fresh 2>&-
 expect_eq "fresh" "$("$KMSG" read -F "$T/new" -t | head -c 200)"
 
+
+case_ "reading standard input that is closed: an error, not an empty input"
+for args in "read -F -" "read -K -" "dump -F -" "stat -F -"; do
+	"$KMSG" $args <&- >"$T/out" 2>"$T/err"
+	expect_eq 1 $? "exit status of $args <&-"
+	expect_grep "standard input: is closed" "$T/err"
+done
+bash -c "exec <&-; exec \"$KMSG\" read -K -" >"$T/out" 2>"$T/err"
+expect_eq 1 $? "exit status of a shell that execs read -K - with stdin closed"
+expect_grep "standard input: is closed" "$T/err"
+"$KMSG" read -K - </dev/null >"$T/out" 2>"$T/err"
+expect_eq 0 $? "an empty standard input is no error"
+
 finish

@@ -138,6 +138,38 @@ expect_status 1 "$KMSG" read --cursor-file "$T/badcf"
 expect_grep "badcf: not a cursor file (r= takes" "$T/err"
 expect_grep "remove it" "$T/err"
 
+case_ "a cursor file with terminal escapes after the cursor: shown as \\xHH, never sent as they are"
+printf '%s;\033]0;title\007\033[2J\n' "$c" >"$T/esc.cf"
+expect_status 1 "$KMSG" read --cursor-file "$T/esc.cf"
+expect_grep "';\\\\x1b]0;title\\\\x07\\\\x1b\[2J' after the sequence number" "$T/err"
+expect_eq 0 "$(tr -d '\n' <"$T/err" | tr -cd '\000-\037\177' | wc -c)" "control bytes on stderr"
+
+case_ "--cursor-file: a FIFO, a device or a directory is refused at once, and left as it is"
+mkfifo "$T/fifo.cf"
+expect_status 1 timeout 10 "$KMSG" read --cursor-file "$T/fifo.cf"
+expect_grep "fifo.cf: not a regular file (a FIFO)" "$T/err"
+expect_eq p "$(stat -c %A "$T/fifo.cf" | cut -c1)" "still a FIFO"
+expect_status 1 "$KMSG" read --cursor-file /dev/null
+expect_grep "/dev/null: not a regular file (a device)" "$T/err"
+expect_eq "" "$(grep 'remove it' "$T/err")" "no advice to remove a device"
+expect_status 1 "$KMSG" read --cursor-file "$T"
+expect_grep "not a regular file (a directory)" "$T/err"
+
+case_ "--cursor-file that is a symbolic link: read through, replaced, its target untouched"
+"$KMSG" read --cursor-file "$T/target.cf" >/dev/null
+cp "$T/target.cf" "$T/target.before"
+ln -s target.cf "$T/link.cf"
+"$KMSG" emit linked
+"$KMSG" read -t --cursor-file "$T/link.cf" >"$T/out"
+expect_eq "linked" "$(cat "$T/out")" "started after the target's cursor"
+expect_file_eq "$T/target.before" "$T/target.cf"
+[ -f "$T/link.cf" ] && [ ! -L "$T/link.cf" ] && ok || fail "the link not replaced by a file"
+
+case_ "--cursor-file in a directory where it cannot be replaced: said before reading"
+expect_status 1 "$KMSG" read -t --cursor-file "$T/none/c"
+expect_eq "" "$(cat "$T/out")" "nothing printed that the cursor would not remember"
+expect_grep "none/c: cannot keep the cursor file: no file can be made in $T/none" "$T/err"
+
 case_ "a script reading with --cursor-file while writers write sees every record once"
 L=$T/busy
 writer() {

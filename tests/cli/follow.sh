@@ -227,6 +227,7 @@ echo "just text" >"$T/text.tmp"
 mv "$T/text.tmp" "$N"
 sleep 1.5
 expect_grep "not a kmsg log" "$T/f.err"
+expect_grep "notlog: waiting for a log there" "$T/f.err"
 rm "$N"
 "$KMSG" emit -F "$N" "a log again"
 wait_for "a log again" "$T/f.out" || fail "did not go on with the new log"

@@ -169,4 +169,37 @@ expect_eq "$(printf '[    1.000000] first\n[    1.000000] second\n[    2.500000]
 expect_eq "$(printf '<6>[    1.000000] first\n<6>[    1.000000] second\n<4>[    2.500000] single')" \
 	"$("$KMSG" read -F "$T/text" -p -r)" "-p -r"
 
+
+case_ "-K and -F of a file cut short while read: said, status 1"
+# the reader is held by the pipe (its output far larger than a pipe
+# holds) while the file is cut short under it, after its first chunk
+awk 'BEGIN { for (i = 1; i <= 300000; i++) printf "6,%d,%d,-;record %d\n", i, i, i }' >"$T/cut0"
+cp "$T/cut0" "$T/cut"
+"$KMSG" read -K "$T/cut" 2>"$T/err" | { head -c 1000 >/dev/null; truncate -s 1000 "$T/cut"; cat >/dev/null; }
+expect_eq 1 "${PIPESTATUS[0]}" "-K: exit status"
+expect_grep "cut: cut short to 1000 bytes while it was read" "$T/err"
+expect_eq "" "$(grep 'not a record' "$T/err")" "no half line taken for a bad record"
+cp "$T/cut0" "$T/cut"
+"$KMSG" read -K - <"$T/cut" 2>"$T/err" | { head -c 1000 >/dev/null; truncate -s 1000 "$T/cut"; cat >/dev/null; }
+expect_eq 1 "${PIPESTATUS[0]}" "-K -: exit status"
+expect_grep "standard input: cut short to 1000 bytes" "$T/err"
+awk 'BEGIN { for (i = 1; i <= 300000; i++) printf "<6>[    1.000000] text %d\n", i }' >"$T/cut"
+"$KMSG" read -F "$T/cut" 2>"$T/err" | { head -c 1000 >/dev/null; truncate -s 1000 "$T/cut"; cat >/dev/null; }
+expect_eq 1 "${PIPESTATUS[0]}" "-F: exit status"
+expect_grep "cut: cut short to 1000 bytes while it was read" "$T/err"
+cp "$T/cut0" "$T/cut"
+expect_status 0 "$KMSG" read -K "$T/cut"
+expect_eq 300000 "$(wc -l <"$T/out")" "a file left alone: every record"
+
+
+case_ "-K /dev/kmsg where the kernel restricts it: says why and what to do"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+	[ "$(cat /proc/sys/kernel/dmesg_restrict 2>/dev/null)" = 1 ] && [ -r /dev/kmsg ]; then
+	expect_status 1 timeout 10 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$KMSG" read -K /dev/kmsg
+	expect_grep "/dev/kmsg: Operation not permitted: the kernel lets only CAP_SYSLOG" "$T/err"
+else
+	echo "kmsgfile: not root with dmesg_restrict=1: the restricted /dev/kmsg is not tried"
+fi
+
 finish

@@ -239,4 +239,21 @@ else
 	echo "matches.sh: no $heap: the peak heap is not checked" >&2
 fi
 
+
+case_ "each value --list-values prints selects its records as KEY=value, escapes and all"
+for loc in C C.UTF-8; do
+	v=$(LC_ALL=$loc "$KMSG" read -F "$L" --list-values ODD)
+	expect_eq 'a\x1bb	two\x0alines \xff' "$v" "the escaped value ($loc)"
+	expect_eq 6 "$(LC_ALL=$loc "$KMSG" read -F "$L" "ODD=$v" --list-values seq)" \
+		"ODD=its value: its record ($loc)"
+done
+v=$("$KMSG" read -F "$L" --list-values text -g odd)
+expect_eq 6 "$("$KMSG" read -F "$L" "text=$v" --list-values seq)" "text=its value: its record"
+# the value as written is still matched byte for byte too
+"$KMSG" emit -F "$L" --field 'ODD=a\x41' "literal backslash" &&
+	"$KMSG" emit -F "$L" --field 'ODD=aA' "decoded"
+expect_eq "literal backslash|decoded" "$("$KMSG" read -F "$L" -t 'ODD=a\x41' | paste -sd'|')" \
+	"a \\xHH value: either"
+expect_eq "decoded" "$("$KMSG" read -F "$L" -t 'ODD=aA')" "no escape: only itself"
+
 finish
