@@ -383,9 +383,8 @@ int cur_start(struct cursor *c, uint64_t *start, struct kmsg_log *log, const cha
 			cli_error(path, "numbers from %llu on were handed out again since the "
 				  "cursor was made (a power cut, a damaged log rebuilt, or a "
 				  "copy restored): records it had read may be lost; going on "
-				  "at %llu, the first one not certainly read, so records may "
-				  "be printed again", (unsigned long long)*start,
-				  (unsigned long long)*start);
+				  "there, at the first number not certainly read, so records "
+				  "may be printed again", (unsigned long long)*start);
 	}
 	/* until a record is read, the cursor is the one given */
 	c->now = c->start;

@@ -72,7 +72,8 @@ struct term {
 	enum prop prop;
 	const char *key;      /* the field key (P_FIELD) */
 	size_t key_len;
-	const char *value;    /* P_FIELD and P_TEXT: the bytes to match */
+	const char *value;    /* P_FIELD and P_TEXT: the bytes to match; P_CALLER
+	                         in --show-caller's form (T123, C3, P77), or NULL */
 	size_t value_len;
 	uint64_t num;         /* the others: the value */
 };
@@ -202,9 +203,22 @@ static int parse_value(struct term *t, int i, const char *word, const char *valu
 	int v;
 
 	switch (props[i].prop) {
+	case P_CALLER:
+		/* the column --show-caller prints, or the number -o json does */
+		if (value[0] == 'T' || value[0] == 'C' || value[0] == 'P') {
+			uint64_t n;
+
+			if (parse_dec(&n, value + 1, UINT32_MAX))
+				return cli_usage_error(cmd, word, "not a caller: T, C or P and "
+						       "a number as --show-caller shows it, or "
+						       "the number -o json shows");
+			t->value = value;
+			t->value_len = strlen(value);
+			return 0;
+		}
+		/* fall through */
 	case P_SEQ:
 	case P_PID:
-	case P_CALLER:
 		if (parse_dec(&t->num, value, props[i].prop == P_SEQ ? UINT64_MAX : UINT32_MAX))
 			return cli_usage_error(cmd, word, "not a %s (a decimal number)",
 					       props[i].prop == P_SEQ ? "sequence number" :
@@ -503,6 +517,12 @@ static int member_is(const struct term *t, const struct kmsg_record *rec)
 	if (t->prop == P_TEXT)
 		return rec->text_len == t->value_len &&
 		       (t->value_len == 0 || memcmp(rec->text, t->value, t->value_len) == 0);
+	if (t->prop == P_CALLER && t->value) {
+		char name[12];
+		int n = kmsg_fmt_caller(name, sizeof(name), rec);
+
+		return n > 0 && (size_t)n == t->value_len && memcmp(name, t->value, (size_t)n) == 0;
+	}
 	return member_num(&num, rec, t->prop) && num == t->num;
 }
 

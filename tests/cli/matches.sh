@@ -256,4 +256,16 @@ expect_eq "literal backslash|decoded" "$("$KMSG" read -F "$L" -t 'ODD=a\x41' | p
 	"a \\xHH value: either"
 expect_eq "decoded" "$("$KMSG" read -F "$L" -t 'ODD=aA')" "no escape: only itself"
 
+case_ "caller= takes the form --show-caller prints, and -o json's number"
+printf '<6>[    1.000000] [    C3] from cpu 3\n<6>[    2.000000] [   T42] from task 42\n' >"$T/callers.txt"
+expect_eq "from cpu 3" "$("$KMSG" read -F "$T/callers.txt" -t caller=C3)" "caller=C3 of kernel text"
+expect_eq "from task 42" "$("$KMSG" read -F "$T/callers.txt" -t caller=T42 + caller=T7)" "caller=T42"
+"$KMSG" emit -F "$T/c.log" "mine"
+shown=$("$KMSG" read -F "$T/c.log" --show-caller -t | sed 's/^\[ *\([TP][0-9]*\)\] .*/\1/')
+num=$("$KMSG" read -F "$T/c.log" -o json --output-fields caller | sed 's/.*"caller":\([0-9]*\).*/\1/')
+expect_eq "mine" "$("$KMSG" read -F "$T/c.log" -t "caller=$shown")" "caller=$shown, as --show-caller shows it"
+expect_eq "mine" "$("$KMSG" read -F "$T/c.log" -t "caller=$num")" "caller=$num, as -o json shows it"
+expect_status 2 "$KMSG" read -F "$T/c.log" caller=Tx
+expect_grep "caller=Tx: not a caller: T, C or P and a number" "$T/err"
+
 finish
