@@ -458,6 +458,35 @@ static int write_atomic(const char *file, const char *text)
 	return err;
 }
 
+/* How often a follower writes its cursor file, at most. */
+#define CUR_SAVE_NS (1000 * 1000000LL)
+
+int64_t cur_save(struct cursor *c)
+{
+	char text[128];
+	int64_t now;
+	int rc;
+
+	if (!c->active || !c->file || !c->moved ||
+	    !memcmp(&c->saved, &c->now, sizeof(c->now)))
+		return INT64_MAX;
+	now = cli_now_ns(CLOCK_MONOTONIC);
+	if (c->saved_ns && now - c->saved_ns < CUR_SAVE_NS)
+		return c->saved_ns + CUR_SAVE_NS;
+	format_cursor(text, sizeof(text) - 1, &c->now);
+	strcat(text, "\n");
+	rc = write_atomic(c->file, text);
+	c->saved_ns = now;
+	if (rc == 0) {
+		c->saved = c->now;
+	} else if (!c->save_said) {
+		cli_error(c->file, "cannot write the cursor file: %s (tried again at the "
+			  "end)", strerror(-rc));
+		c->save_said = 1;
+	}
+	return rc == 0 ? INT64_MAX : now + CUR_SAVE_NS;
+}
+
 int cur_end(struct cursor *c, struct output *o)
 {
 	char text[128], line[160];

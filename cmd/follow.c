@@ -534,7 +534,7 @@ static int follow_loop(struct output *o)
 {
 	/* static: kept across a jump back from on_bus() */
 	static int rc, timed_out, maybe_pending, read_err;
-	static int64_t activity, now;
+	static int64_t activity, now, save_due;
 
 	timed_out = read_err = 0;
 	maybe_pending = 1;
@@ -595,6 +595,8 @@ static int follow_loop(struct output *o)
 		}
 		if (rc < 0)
 			return out_fail(o, rc);
+		/* all read is written out: the cursor file may move on */
+		save_due = cur_save(&cur);
 		if (timed_out)
 			maybe_pending = 0;
 		if (stop)
@@ -608,7 +610,7 @@ static int follow_loop(struct output *o)
 			if (now < fl.next_check_ns)
 				fl.next_check_ns = now;
 		}
-		due = fl.next_check_ns;
+		due = fl.next_check_ns < save_due ? fl.next_check_ns : save_due;
 		now = out_gaps_flush(o, 0);
 		if (now && now < due)
 			due = now;

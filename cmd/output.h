@@ -478,6 +478,9 @@ struct cursor {
 	int have, moved;        /* a position known; records read since the start */
 	uint8_t ring_id[16];    /* of the log being read: cur_log() */
 	struct kmsg_position start, now; /* as given; where the reading is */
+	struct kmsg_position saved;      /* what cur_save() last wrote */
+	int64_t saved_ns;       /* when (CLOCK_MONOTONIC), 0: never */
+	int save_said;          /* a failure of cur_save() was said */
 };
 
 /*
@@ -510,13 +513,26 @@ static inline void cur_note(struct cursor *c, const struct kmsg_record *rec, uin
 	if (!c->active)
 		return;
 	memcpy(c->now.ring_id, c->ring_id, sizeof(c->ring_id));
-	c->now.seq_id = rec->seq_id;
+	/* a gap a joining reader makes may carry no numbering */
+	if (rec->seq_id || !(rec->flags & KMSG_GAP))
+		c->now.seq_id = rec->seq_id;
 	c->now.next = next;
 	/* the time tells the record only if it is record next - 1's */
 	c->now.last_real_ns = rec->seq + 1 == next && !(rec->flags & KMSG_GAP) &&
 			      rec->real_ns > 0 ? rec->real_ns : 0;
 	c->have = c->moved = 1;
 }
+
+/*
+ * kmsg follow between records: replaces the cursor file (--cursor-file)
+ * if the cursor moved since it was last written and a second has passed,
+ * so that a follower killed (SIGKILL, a power cut) leaves a cursor at
+ * most a second behind, not the one it started from.  Call it only with
+ * every record read written out.  Returns when (CLOCK_MONOTONIC ns) to
+ * call it again for a move not yet written, INT64_MAX if none.  A failure
+ * is said once; cur_end() tries again.
+ */
+int64_t cur_save(struct cursor *c);
 
 /*
  * At the end of a reading: prints "-- cursor: CURSOR" on stdout

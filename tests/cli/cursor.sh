@@ -222,7 +222,7 @@ cp "$T/backup" "$R"  # the log as it was after "a": its next number is 2 again
 KMSG_FILE=$R "$KMSG" read -t --cursor-file "$T/r.cf" >"$T/out" 2>"$T/err"
 expect_eq "boot bbbb000011112222 record 0" "$(cat "$T/out")" "going on at 2, the new record 2"
 expect_grep "numbers from 2 on were handed out again since the cursor was made" "$T/err"
-expect_grep "going on at 2, the first one not certainly read" "$T/err"
+expect_grep "going on there, at the first number not certainly read" "$T/err"
 expect_grep "s=$(KMSG_FILE=$R "$KMSG" stat | sed -n 's/^numbering: *\([0-9a-f]*\).*/\1/p');i=2;" \
 	"$T/r.cf"
 # a numbering the log no longer knows (three reboots since): the time of
@@ -282,6 +282,20 @@ wait_for '^f5$' "$T/fout" || fail "follow did not go on from the cursor file"
 stop_bg $fp TERM
 expect_eq "f5" "$(cat "$T/fout")" "after SIGTERM: only the new record"
 expect_grep ';i=6;' "$T/f.cf"
+
+case_ "kmsg follow killed by SIGKILL: its cursor file is at most a second behind"
+KMSG_FILE=$F "$KMSG" follow -t --cursor-file "$T/f.cf" >"$T/fout" 2>"$T/ferr" &
+fp=$!
+sleep 0.5
+for i in 7 8 9; do KMSG_FILE=$F "$KMSG" emit "f$i"; done
+wait_for '^f9$' "$T/fout" || fail "follow did not show the new records"
+for _ in $(seq 40); do grep -q ';i=9;' "$T/f.cf" && break; sleep 0.1; done
+kill -KILL $fp; wait $fp 2>/dev/null
+expect_grep ';i=9;' "$T/f.cf"
+KMSG_FILE=$F "$KMSG" emit f10
+KMSG_FILE=$F "$KMSG" read -t --cursor-file "$T/f.cf" >"$T/out"
+expect_eq "f10" "$(cat "$T/out")" "the next reading after the kill: only what is new"
+expect_eq "" "$(ls "$T" | grep 'f.cf.tmp')" "temporary files left"
 
 case_ "a cursor file is never torn: kill -9 at any moment leaves the old cursor or the new"
 K=$T/kill
