@@ -97,6 +97,26 @@ const char *cli_log_path(const char *file_opt);
  * path just under the root); NULL if it does not fit in size bytes. */
 const char *cli_dir_of(const char *path, char *buf, size_t size);
 
+/* Writes all of p (n bytes) to fd, through EINTR; 0 or -errno. */
+int cli_write_all(int fd, const char *p, size_t n);
+
+/*
+ * A new file beside path, to take its place once complete (cli_replace()):
+ * "<path>.tmp-XXXXXX", made exclusively, its owner's alone until then.
+ * Its name goes in tmp (PATH_MAX bytes).  Returns the descriptor, or
+ * -errno.
+ */
+int cli_temp_beside(char *tmp, const char *path);
+
+/*
+ * Puts the complete file tmp (open as fd) in path's place: given the mode
+ * of the file it replaces (dflt less the umask for a new one), synced,
+ * renamed over path, and the directory synced, so that after a crash path
+ * is the old file or the new one, whole.  Closes fd; on failure removes
+ * tmp.  Returns 0 or -errno.
+ */
+int cli_replace(int fd, const char *tmp, const char *path, mode_t dflt);
+
 /*
  * Opens the log at path: for reading (flags 0) or writing.  With create
  * (not NULL), a missing log (and its missing parent directories) is

@@ -202,6 +202,70 @@ const char *cli_dir_of(const char *path, char *buf, size_t size)
 	return buf;
 }
 
+int cli_write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int cli_temp_beside(char *tmp, const char *path)
+{
+	int fd;
+
+	if (snprintf(tmp, PATH_MAX, "%s.tmp-XXXXXX", path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int cli_replace(int fd, const char *tmp, const char *path, mode_t dflt)
+{
+	char dirbuf[PATH_MAX];
+	const char *dir = cli_dir_of(path, dirbuf, sizeof(dirbuf));
+	struct stat old;
+	mode_t mode;
+	int dfd, err = 0;
+
+	/* mkostemp() made it 0600: the old file's mode, or a new one's */
+	if (stat(path, &old) == 0) {
+		mode = old.st_mode & 07777;
+	} else {
+		mode = umask(0);
+		umask(mode);
+		mode = dflt & ~mode;
+	}
+	if (fchmod(fd, mode) < 0 || fsync(fd) < 0)
+		err = -errno;
+	if (close(fd) < 0 && err == 0)
+		err = -errno;
+	if (err == 0 && dir == NULL)
+		err = -ENAMETOOLONG;
+	if (err == 0 && rename(tmp, path) < 0)
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		return err;
+	}
+	/* the rename itself must reach the disk too */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	if (fsync(dfd) < 0 && errno != EINVAL)
+		err = -errno;
+	close(dfd);
+	return err;
+}
+
 struct kmsg_log *cli_open_log(const char *path, unsigned flags,
 			      const struct kmsg_create_opts *create)
 {

@@ -261,18 +261,6 @@ static int read_cursor_file(struct kmsg_position *pos, const char *file)
 	return -1;
 }
 
-/* A new temporary file beside file, its name in tmp (PATH_MAX bytes):
- * its descriptor, or -errno. */
-static int make_temp(const char *file, char *tmp)
-{
-	int fd;
-
-	if (snprintf(tmp, PATH_MAX, "%s.tmp-XXXXXX", file) >= PATH_MAX)
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 /*
  * Whether the cursor file can be replaced at the end: a temporary file
  * made and removed beside it now, so that a reader (a follower above all)
@@ -283,7 +271,7 @@ static int probe_dir(const char *file)
 {
 	char tmp[PATH_MAX], dirbuf[PATH_MAX];
 	const char *dir = cli_dir_of(file, dirbuf, sizeof(dirbuf));
-	int fd = make_temp(file, tmp);
+	int fd = cli_temp_beside(tmp, file);
 
 	if (fd >= 0) {
 		close(fd);
@@ -399,63 +387,24 @@ void cur_log(struct cursor *c, const uint8_t ring_id[16])
 }
 
 /*
- * Replaces file's content with text: a temporary file in the same
- * directory, synced, renamed over it, and the directory synced.  0, or
+ * Replaces file's content with text, through a file beside it
+ * (cli_replace()): a crash leaves the old cursor or the new one.  0, or
  * -errno (the temporary file removed).
  */
 static int write_atomic(const char *file, const char *text)
 {
-	char tmp[PATH_MAX], dirbuf[PATH_MAX];
-	const char *dir = cli_dir_of(file, dirbuf, sizeof(dirbuf));
-	size_t len = strlen(text), done = 0;
-	int fd, dfd, err = 0;
-	struct stat old;
-	mode_t mode;
+	char tmp[PATH_MAX];
+	int fd = cli_temp_beside(tmp, file), err;
 
-	if (dir == NULL)
-		return -ENAMETOOLONG;
-	fd = make_temp(file, tmp);
 	if (fd < 0)
 		return fd;
-	/* mkostemp() makes it 0600: the old file's mode, or a new file's */
-	if (stat(file, &old) == 0) {
-		mode = old.st_mode & 07777;
-	} else {
-		mode = umask(0);
-		umask(mode);
-		mode = 0666 & ~mode;
-	}
-	if (fchmod(fd, mode) < 0)
-		err = -errno;
-	while (err == 0 && done < len) {
-		ssize_t n = write(fd, text + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		done += (size_t)n;
-	}
-	if (err == 0 && fsync(fd) < 0)
-		err = -errno;
-	if (close(fd) < 0 && err == 0)
-		err = -errno;
-	if (err == 0 && rename(tmp, file) < 0)
-		err = -errno;
-	if (err) {
+	err = cli_write_all(fd, text, strlen(text));
+	if (err < 0) {
+		close(fd);
 		unlink(tmp);
 		return err;
 	}
-	/* the rename itself must reach the disk too */
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	if (fsync(dfd) < 0 && errno != EINVAL)
-		err = -errno;
-	close(dfd);
-	return err;
+	return cli_replace(fd, tmp, file, 0666);
 }
 
 /* How often a follower writes its cursor file, at most. */

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,27 +38,6 @@ const struct poptOption dump_options[] = {
 	POPT_AUTOHELP
 	POPT_TABLEEND
 };
-
-/*
- * Creates a new file beside path, mode 0640 less the umask, and stores
- * its name in tmp.  Returns the descriptor, or -errno.
- */
-static int open_temp(char *tmp, size_t size, const char *path)
-{
-	for (int attempt = 0; attempt < 16; attempt++) {
-		unsigned rnd;
-		int fd;
-
-		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-			rnd = (unsigned)getpid() * 2654435761u + (unsigned)attempt;
-		if ((size_t)snprintf(tmp, size, "%s.part-%08x", path, rnd) >= size)
-			return -ENAMETOOLONG;
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
-		if (fd >= 0 || errno != EEXIST)
-			return fd >= 0 ? fd : -errno;
-	}
-	return -EEXIST;
-}
 
 /* Words for what kmsg_dump_write() returns that the user can act on. */
 static void report_dump_error(const char *log_path, const char *out_name, int r)
@@ -140,7 +118,7 @@ int cmd_dump(int argc, const char **argv)
 
 	if (output_opt) {
 		out_name = output_opt;
-		fd = open_temp(tmp, sizeof(tmp), output_opt);
+		fd = cli_temp_beside(tmp, output_opt);
 		if (fd < 0) {
 			cli_error(output_opt, "%s", strerror(-fd));
 			goto out;
@@ -168,18 +146,15 @@ int cmd_dump(int argc, const char **argv)
 		goto out;
 	}
 	if (have_tmp) {
-		/* On disk under its own name before it takes FILE's. */
-		if (fsync(fd) < 0 || (end = lseek(fd, 0, SEEK_END)) < 0 || close(fd) < 0) {
-			fd = -1;
-			cli_error(out_name, "%s", strerror(errno));
-			goto out;
-		}
+		/* on disk under its own name before it takes FILE's */
+		end = lseek(fd, 0, SEEK_END);
+		rc = cli_replace(fd, tmp, output_opt, 0640);
 		fd = -1;
-		if (rename(tmp, output_opt) < 0) {
-			cli_error(out_name, "%s", strerror(errno));
+		have_tmp = 0;
+		if (rc < 0) {
+			cli_error(out_name, "%s", strerror(-rc));
 			goto out;
 		}
-		have_tmp = 0;
 	} else {
 		end = start >= 0 ? lseek(fd, 0, SEEK_CUR) : -1;
 	}

@@ -1261,30 +1261,13 @@ int out_match(const struct output *o, const struct kmsg_record *rec)
 	return o->grep == NULL || grep_match(o->grep, rec);
 }
 
-/* Writes all of p (n bytes) to standard output; 0 or -errno. */
-static int write_all(const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(STDOUT_FILENO, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int out_flush(struct output *o)
 {
 	int rc;
 
 	if (o->len == 0)
 		return 0;
-	rc = write_all(o->buf, o->len);
+	rc = cli_write_all(STDOUT_FILENO, o->buf, o->len);
 	o->len = 0;
 	return rc;
 }
@@ -1299,7 +1282,7 @@ static int out_put(struct output *o, const char *p, size_t n)
 		if (rc < 0)
 			return rc;
 		if (n > o->cap)
-			return write_all(p, n);
+			return cli_write_all(STDOUT_FILENO, p, n);
 	}
 	memcpy(o->buf + o->len, p, n);
 	o->len += n;
