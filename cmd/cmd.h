@@ -97,6 +97,12 @@ const char *cli_log_path(const char *file_opt);
  * path just under the root); NULL if it does not fit in size bytes. */
 const char *cli_dir_of(const char *path, char *buf, size_t size);
 
+/*
+ * The decimal number s (n bytes, digits only) into *v: 0, -EINVAL for
+ * no digits or another byte, -ERANGE for a number above max.
+ */
+int cli_parse_u64(uint64_t *v, const char *s, size_t n, uint64_t max);
+
 /* Writes all of p (n bytes) to fd, through EINTR; 0 or -errno. */
 int cli_write_all(int fd, const char *p, size_t n);
 

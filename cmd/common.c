@@ -202,6 +202,29 @@ const char *cli_dir_of(const char *path, char *buf, size_t size)
 	return buf;
 }
 
+int cli_parse_u64(uint64_t *v, const char *s, size_t n, uint64_t max)
+{
+	uint64_t x = 0;
+	int over = 0;
+
+	if (n == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned)(unsigned char)s[i] - '0';
+
+		if (d > 9)
+			return -EINVAL;
+		if (x > (max - d) / 10 || max < d)
+			over = 1;  /* the rest must still be digits */
+		else
+			x = x * 10 + d;
+	}
+	if (over)
+		return -ERANGE;
+	*v = x;
+	return 0;
+}
+
 int cli_write_all(int fd, const char *p, size_t n)
 {
 	while (n > 0) {

@@ -104,33 +104,27 @@ static size_t part_len(const char *s)
 	return strcspn(s, ";");
 }
 
+/* The value of key (p, n bytes) as a decimal number: NULL, or why not. */
+static const char *parse_decimal(uint64_t *out, const char *p, size_t n, const char *key,
+				 const char *what)
+{
+	static char why[80];
+	int rc = cli_parse_u64(out, p, n, UINT64_MAX);
+
+	if (rc == 0)
+		return NULL;
+	if (rc == -ERANGE)
+		snprintf(why, sizeof(why), "%s is out of range", key);
+	else
+		snprintf(why, sizeof(why), "%s takes %s: decimal digits", key, what);
+	return why;
+}
+
 /*
  * Parses text (len bytes, a NUL after them) as a cursor into *pos
  * (pos->next is the number it names, not the one after).  Returns NULL,
  * or what is wrong with it, in words (static).
  */
-static const char *parse_decimal(uint64_t *out, const char *p, size_t n, const char *key,
-				 const char *what)
-{
-	static char why[80];
-	uint64_t v = 0;
-
-	snprintf(why, sizeof(why), "%s takes %s: decimal digits", key, what);
-	if (n == 0)
-		return why;
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return why;
-		if (v > (UINT64_MAX - 9) / 10) {
-			snprintf(why, sizeof(why), "%s is out of range", key);
-			return why;
-		}
-		v = v * 10 + (uint64_t)(p[i] - '0');
-	}
-	*out = v;
-	return NULL;
-}
-
 static const char *parse_cursor(struct kmsg_position *pos, const char *s, size_t len)
 {
 	static char why[256];

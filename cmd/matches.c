@@ -152,22 +152,6 @@ static int find_key(const char *key, size_t len)
 	return kmsg_key_valid(key, len) ? -1 : -2;
 }
 
-/* A decimal number of at most max into *v; -1 if s is not one. */
-static int parse_dec(uint64_t *v, const char *s, uint64_t max)
-{
-	uint64_t n = 0;
-
-	if (*s == '\0')
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || n > (max - (uint64_t)(*s - '0')) / 10)
-			return -1;
-		n = n * 10 + (uint64_t)(*s - '0');
-	}
-	*v = n;
-	return 0;
-}
-
 /*
  * An id as -o json prints it, 16 hex digits; for a boot id also the 32 of
  * /proc/sys/kernel/random/boot_id, dashes and all, of which records keep
@@ -208,7 +192,7 @@ static int parse_value(struct term *t, int i, const char *word, const char *valu
 		if (value[0] == 'T' || value[0] == 'C' || value[0] == 'P') {
 			uint64_t n;
 
-			if (parse_dec(&n, value + 1, UINT32_MAX))
+			if (cli_parse_u64(&n, value + 1, strlen(value + 1), UINT32_MAX))
 				return cli_usage_error(cmd, word, "not a caller: T, C or P and "
 						       "a number as --show-caller shows it, or "
 						       "the number -o json shows");
@@ -219,7 +203,7 @@ static int parse_value(struct term *t, int i, const char *word, const char *valu
 		/* fall through */
 	case P_SEQ:
 	case P_PID:
-		if (parse_dec(&t->num, value, props[i].prop == P_SEQ ? UINT64_MAX : UINT32_MAX))
+		if (cli_parse_u64(&t->num, value, strlen(value), props[i].prop == P_SEQ ? UINT64_MAX : UINT32_MAX))
 			return cli_usage_error(cmd, word, "not a %s (a decimal number)",
 					       props[i].prop == P_SEQ ? "sequence number" :
 					       props[i].prop == P_PID ? "pid" : "caller id");

@@ -142,11 +142,12 @@ int sel_setup(struct selection *sel, const char *cmd)
 	sel->boot = given.boot;
 	if (given.lines_arg) {
 		const char *s = given.lines_arg;
-		char *end;
+		int rc = cli_parse_u64(&sel->lines, s, strlen(s), UINT64_MAX);
 
-		errno = 0;
-		sel->lines = strtoull(s, &end, 10);
-		if (*s < '0' || *s > '9' || errno || *end)
+		if (rc == -ERANGE)
+			return cli_usage_error(cmd, "--lines", "'%s' is more than any log "
+					       "holds: leave -n out for every record", s);
+		if (rc < 0)
 			return cli_usage_error(cmd, "--lines", "'%s' is not a number", s);
 		sel->have_lines = 1;
 	}

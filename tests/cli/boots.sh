@@ -111,6 +111,9 @@ read_ -J -n 2
 python3 -m json.tool "$T/out" >/dev/null && ok || fail "-J -n 2: not JSON: $got"
 expect_eq 2 "$(grep -c '"msg"' "$T/out")" "records in -J -n 2"
 expect_status 2 "$KMSG" read -n x
+expect_grep "'x' is not a number" "$T/err"
+expect_status 2 "$KMSG" read -n 99999999999999999999
+expect_grep "is more than any log holds: leave -n out for every record" "$T/err"
 
 case_ "--reverse"
 read_ -t --reverse -n 3
