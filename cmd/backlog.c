@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "backlog.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "cursor.h"
 
 #include <ctype.h>
 #include <errno.h>

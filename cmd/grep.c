@@ -12,6 +12,7 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "output.h"
+#include "grep.h"
 
 #include <errno.h>
 #include <pcre2.h>

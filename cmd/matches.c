@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "matches.h"
 
 #include <ctype.h>
 #include <errno.h>

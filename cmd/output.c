@@ -12,6 +12,8 @@
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "grep.h"
+#include "matches.h"
 #include "colors.h"
 
 #include <ctype.h>

@@ -9,6 +9,10 @@
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "cursor.h"
+#include "grep.h"
+#include "matches.h"
+#include "selection.h"
 
 #include <errno.h>
 #include <fcntl.h>

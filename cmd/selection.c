@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "selection.h"
 
 #include <ctype.h>
 #include <errno.h>
