@@ -199,14 +199,7 @@ int read_kmsg_file(struct output *o, const char *path)
 		n = in_read(&k, buf + len, cap - len < KF_CHUNK ? cap - len : KF_CHUNK);
 		if (n < 0) {
 			out_flush(o);
-			if (n == -EILSEQ)
-				cli_error(k.s.name, "%s from byte %llu on, not /dev/kmsg "
-					  "records: stopped there", k.s.what,
-					  (unsigned long long)k.s.blk_start);
-			else if (n == -ESTALE && k.s.shrunk_at > 0)
-				src_shrunk_error(&k.s);
-			else
-				cli_error(k.s.name, "%s", strerror((int)-n));
+			src_read_error(&k.s, n, "/dev/kmsg records");
 			goto out;
 		}
 		eof = n == 0;

@@ -643,11 +643,18 @@ const char *src_strerror(int rc)
 	return strerror(-rc);
 }
 
-void src_shrunk_error(const struct src *s)
+void src_read_error(const struct src *s, ssize_t rc, const char *kind)
 {
-	cli_error(s->name, "cut short to %llu bytes while it was read, at byte %llu: "
-		  "what was in the rest is lost (read a copy the writer leaves alone)",
-		  (unsigned long long)s->shrunk_to, (unsigned long long)s->shrunk_at);
+	if (rc == -EILSEQ)
+		cli_error(s->name, "%s from byte %llu on, not %s: stopped there", s->what,
+			  (unsigned long long)s->blk_start, kind);
+	else if (rc == -ESTALE && s->shrunk_at > 0)
+		cli_error(s->name, "cut short to %llu bytes while it was read, at byte "
+			  "%llu: what was in the rest is lost (read a copy the writer "
+			  "leaves alone)", (unsigned long long)s->shrunk_to,
+			  (unsigned long long)s->shrunk_at);
+	else
+		cli_error(s->name, "%s", strerror((int)-rc));
 }
 
 int src_detect(const char *path)

@@ -89,7 +89,7 @@ int src_open(struct src *s, const char *path);
  * pieces), s->blk_start saying where it starts, s->what what it looks
  * like.  0 at the end; -ESTALE at the end of a regular file cut short
  * under the reader (what was in the rest is lost: see shrunk_to), which
- * src_shrunk_error() words.
+ * src_read_error() words.
  */
 ssize_t src_read(struct src *s, void *buf, size_t n);
 
@@ -97,8 +97,12 @@ ssize_t src_read(struct src *s, void *buf, size_t n);
  * standard input closed when kmsg started, what to do. */
 const char *src_strerror(int rc);
 
-/* Says that s was cut short while read (src_read()'s -ESTALE). */
-void src_shrunk_error(const struct src *s);
+/*
+ * Says why src_read() (or a reader over s) failed with rc: a binary block
+ * where kind ("dmesg text") was expected, s cut short while it was read,
+ * or the system's words.
+ */
+void src_read_error(const struct src *s, ssize_t rc, const char *kind);
 
 /* Closes the input (standard input too).  Safe to call twice. */
 void src_close(struct src *s);

@@ -177,14 +177,7 @@ static int read_text(struct output *o, struct src *s)
 		n = src_read(s, buf + len, cap - len < TEXT_CHUNK ? cap - len : TEXT_CHUNK);
 		if (n < 0) {
 			out_flush(o);
-			if (n == -EILSEQ)
-				cli_error(s->name, "%s from byte %llu on, not dmesg "
-					  "text: stopped there", s->what,
-					  (unsigned long long)s->blk_start);
-			else if (n == -ESTALE && s->shrunk_at > 0)
-				src_shrunk_error(s);
-			else
-				cli_error(s->name, "%s", strerror((int)-n));
+			src_read_error(s, n, "dmesg text");
 			goto out;
 		}
 		if (n == 0)
