@@ -159,10 +159,14 @@ static int grown_under_zeros(const struct kmsg_log *log, uint64_t phys)
 	       fstat(log->fd, &st) == 0 && (uint64_t)st.st_size > log->opened_size;
 }
 
+/* How often one call may go back from past the end before it stops there. */
+#define RESYNC_BACKS_MAX 8
+
 int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 {
 	struct kmsg_log *log = it->log;
 	const uint64_t D = log->data_size;
+	int backs = 0;
 
 	/* The file written over with another log (cp or dd onto it), or
 	 * upgraded to another format: none of its records is this view's. */
@@ -186,8 +190,11 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 		if (pos > ring_norm(log, w.end) && it->expect_known) {
 			/* Beyond the end: the end moved back under the reader
 			 * (a writer rebuilt the header of a log cut short or
-			 * torn, dropping records it had not read). */
-			it->pos = resync(it, w.head, w.end);
+			 * torn, dropping records it had not read).  Blocks
+			 * that lead past the end again and again (a hostile
+			 * file) would send it back for ever: after a few
+			 * times it goes to the end, the rest counted there. */
+			it->pos = ++backs > RESYNC_BACKS_MAX ? w.end : resync(it, w.head, w.end);
 			it->in_damage = 1;
 			continue;
 		}
@@ -246,7 +253,7 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 					continue;
 				}
 			}
-			if (st == KMSG__BLOCK_HOLE && len) {
+			if (st == KMSG__BLOCK_HOLE && len && pos + len <= w.end) {
 				/* R4: a writer that never finished: its number
 				 * shows as lost at the next record. */
 				it->pos = pos + len;
@@ -264,7 +271,9 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 		if (len && pos + len <= w.end && !(hd.flags & REC_PAD)) {
 			crc = kmsg__rec_crc_copy_body(it->buf, log->data + phys,
 						      (uint32_t)rec_size(hd.text_len, hd.fields_len));
-		} else if (len && (hd.flags & REC_PAD)) {
+		} else if (len && pos + len <= w.end && (hd.flags & REC_PAD)) {
+			/* a pad ends inside its reservation, so before the
+			 * end: one past it is damage, not a way past it */
 			crc = kmsg__rec_crc_body(it->buf, REC_HDR);
 		} else {
 			len = 0;
