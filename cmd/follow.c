@@ -324,11 +324,14 @@ static struct follow {
 } fl;
 
 /*
- * Prints every record the reader has now (stopping early if a signal asks
- * for the end, unless to_end).  Returns 0, or a negative code: of the
- * reader, with *read_err set, or of writing, for out_fail().
+ * Prints every record the reader has now, stopping early if a signal asks
+ * for the end; unless to_end (a signal came already): then it prints on
+ * to the first record numbered to_end or more, which it leaves unprinted,
+ * so that writers faster than the output cannot keep it going for ever.
+ * Returns 0, or a negative code: of the reader, with *read_err set, or of
+ * writing, for out_fail().
  */
-static int drain(struct output *o, int *read_err, int to_end)
+static int drain(struct output *o, int *read_err, uint64_t to_end)
 {
 	struct kmsg_record rec;
 	int rc;
@@ -338,6 +341,8 @@ static int drain(struct output *o, int *read_err, int to_end)
 			*read_err = 1;
 			return rc;
 		}
+		if (to_end && rec.seq >= to_end && !(rec.flags & KMSG_GAP))
+			break;
 		OUT_GAPS(o, &rec);
 		rc = rec.seq < fl.clear_seq ? 0 : out_record(o, &rec);
 		if (rc < 0)
@@ -760,11 +765,14 @@ stopped:
 	 * not fall inside a line held open: those lines are shown as they
 	 * are, so that every record below the cursor was printed. */
 	if (cur.active && fl.r) {
+		struct kmsg_stat st;
 		int read_err = 0;
 
 		bus_armed = 0;
 		kmsg_reader_flush(fl.r, INT64_MAX);
-		rc = drain(&o, &read_err, 1);
+		/* up to what was written when the signal came */
+		rc = drain(&o, &read_err, kmsg_log_stat(&st, fl.log) == 0 && st.next_seq ?
+				      st.next_seq : UINT64_MAX);
 		if (rc < 0 && read_err) {
 			out_flush(&o);
 			cli_lib_error(fl.path, rc);

@@ -297,6 +297,35 @@ KMSG_FILE=$F "$KMSG" read -t --cursor-file "$T/f.cf" >"$T/out"
 expect_eq "f10" "$(cat "$T/out")" "the next reading after the kill: only what is new"
 expect_eq "" "$(ls "$T" | grep 'f.cf.tmp')" "temporary files left"
 
+case_ "follow --cursor-file ends on SIGINT while a writer floods it faster than its output"
+# it shows what was written when the signal came, not what comes after:
+# else a writer faster than the pipe kept it going for ever
+Fl=$T/flood
+KMSG_FILE=$Fl "$KMSG" emit --log-size 16M start
+KMSG_FILE=$Fl "$KMSG" follow -n 0 --cursor-file "$T/flood.cf" 2>"$T/ferr" |
+	(while read -r _; do :; done) &
+fp=
+for _ in $(seq 200); do
+	fp=$(pgrep -f "follow -n 0 --cursor-file $T/flood.cf" | head -1)
+	[ -n "$fp" ] && break
+	sleep 0.1
+done
+[ -n "$fp" ] || fail "the follower did not start"
+(yes flood | KMSG_FILE=$Fl "$KMSG" emit 2>/dev/null) &
+wp=$!
+sleep 1
+start=$(date +%s%N)
+# sent again each second: one that comes before the handler is set is lost
+for i in $(seq 200); do
+	[ $((i % 10)) = 1 ] && kill -INT "$fp" 2>/dev/null
+	kill -0 "$fp" 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 "$fp" 2>/dev/null && fail "the follower still ran 20 s after SIGINT"
+kill "$wp" 2>/dev/null; pkill -f "^yes flood$"; kill "$fp" 2>/dev/null; wait
+expect_grep ';i=[0-9]*;' "$T/flood.cf"
+echo "cursor.sh: the flooded follower ended $(( ($(date +%s%N) - start) / 1000000 )) ms after SIGINT" >&2
+
 case_ "a cursor file is never torn: kill -9 at any moment leaves the old cursor or the new"
 K=$T/kill
 KMSG_FILE=$K "$KMSG" emit k0
