@@ -259,8 +259,10 @@ int cli_replace(int fd, const char *tmp, const char *path, mode_t dflt)
 	mode_t mode;
 	int dfd, err = 0;
 
-	/* mkostemp() made it 0600: the old file's mode, or a new one's */
-	if (stat(path, &old) == 0) {
+	/* mkostemp() made it 0600: the old file's mode, or a new one's (a
+	 * symbolic link is replaced, not followed: its target's mode is
+	 * not the new file's business) */
+	if (lstat(path, &old) == 0 && S_ISREG(old.st_mode)) {
 		mode = old.st_mode & 07777;
 	} else {
 		mode = umask(0);
