@@ -827,13 +827,19 @@ Test(dump, consistent_while_another_process_appends, .timeout = 120)
 	reopen_to_read(&log, "a.log");
 	w = start_writer(tu_path("a.log"), 20000);
 	/* 20 dumps during which the writer wrote: on a loaded machine it may
-	 * not run during every one, and those prove nothing */
-	for (int i = 0, overlapped = 0; overlapped < 20; i++) {
+	 * not run during every one, and those prove nothing.  A dump the
+	 * writer overtook four times running is refused (-EAGAIN, as kmsg.h
+	 * says), which a sanitizer build beside other jobs can meet: a few
+	 * are let pass, never a torn one. */
+	for (int i = 0, overlapped = 0, refused = 0; overlapped < 20; i++) {
 		uint64_t count;
 		cr_assert_lt(i, 2000, "the writer wrote during %d of %d dumps", overlapped, i);
 		cr_assert_eq(kmsg_log_stat(&before, log), 0);
 		int r = dump_to("a.gz", log, &count, 1);
-		cr_assert_eq(r, 0, "dump %d: %s", i, kmsg_strerror(r));
+		if (r == -EAGAIN && ++refused <= 10)
+			continue;
+		cr_assert_eq(r, 0, "dump %d: %s (%d refused before)", i, kmsg_strerror(r),
+			     refused - (r == -EAGAIN));
 		cr_assert_eq(kmsg_log_stat(&after, log), 0);
 		overlapped += after.next_seq > before.next_seq;
 		expect_consistent("a.gz", before.first_seq, before.next_seq, after.next_seq,
