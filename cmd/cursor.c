@@ -405,25 +405,39 @@ static int write_atomic(const char *file, const char *text)
 /* How often a follower writes its cursor file, at most. */
 #define CUR_SAVE_NS (1000 * 1000000LL)
 
-int64_t cur_save(struct cursor *c)
+/* Writes the cursor as it is now to the cursor file; 0 or -errno. */
+static int save_now(struct cursor *c)
 {
 	char text[128];
+	int rc;
+
+	format_cursor(text, sizeof(text) - 1, &c->now);
+	strcat(text, "\n");
+	rc = write_atomic(c->file, text);
+	if (rc == 0)
+		c->saved = c->now;
+	return rc;
+}
+
+/* 1 if the cursor moved since the cursor file was last written. */
+static int unsaved(const struct cursor *c)
+{
+	return c->file && c->moved && memcmp(&c->saved, &c->now, sizeof(c->now)) != 0;
+}
+
+int64_t cur_save(struct cursor *c)
+{
 	int64_t now;
 	int rc;
 
-	if (!c->active || !c->file || !c->moved ||
-	    !memcmp(&c->saved, &c->now, sizeof(c->now)))
+	if (!c->active || !unsaved(c))
 		return INT64_MAX;
 	now = cli_now_ns(CLOCK_MONOTONIC);
 	if (c->saved_ns && now - c->saved_ns < CUR_SAVE_NS)
 		return c->saved_ns + CUR_SAVE_NS;
-	format_cursor(text, sizeof(text) - 1, &c->now);
-	strcat(text, "\n");
-	rc = write_atomic(c->file, text);
+	rc = save_now(c);
 	c->saved_ns = now;
-	if (rc == 0) {
-		c->saved = c->now;
-	} else if (!c->save_said) {
+	if (rc < 0 && !c->save_said) {
 		cli_error(c->file, "cannot write the cursor file: %s (tried again at the "
 			  "end)", strerror(-rc));
 		c->save_said = 1;
@@ -438,8 +452,8 @@ int cur_end(struct cursor *c, struct output *o)
 
 	if (!c->active || !c->have)
 		return EXIT_OK;
-	format_cursor(text, sizeof(text), &c->now);
 	if (c->show) {
+		format_cursor(text, sizeof(text), &c->now);
 		snprintf(line, sizeof(line), "-- cursor: %s\n", text);
 		rc = out_text(o, line);
 		if (rc == 0)
@@ -447,13 +461,10 @@ int cur_end(struct cursor *c, struct output *o)
 		if (rc < 0)
 			return out_fail(o, rc);
 	}
-	if (c->file && c->moved) {
-		strcat(text, "\n");
-		rc = write_atomic(c->file, text);
-		if (rc < 0) {
-			cli_error(c->file, "cannot write the cursor file: %s", strerror(-rc));
-			return EXIT_FAIL;
-		}
+	/* not again if a follower's last save wrote it already */
+	if (unsaved(c) && (rc = save_now(c)) < 0) {
+		cli_error(c->file, "cannot write the cursor file: %s", strerror(-rc));
+		return EXIT_FAIL;
 	}
 	return EXIT_OK;
 }
