@@ -159,17 +159,17 @@ int backlog_pop(struct backlog *b, struct kmsg_record *rec)
 
 	if (b->count == 0)
 		return 0;
-	if (b->in_file && !b->reading) {
-		/* the rest goes to the file; from now on buf is a window
-		 * on the file's bytes [win, win + len) */
-		if ((rc = spill(b)) < 0)
+	if (!b->reading) {
+		/* from now on buf is a window on the entries' bytes [win,
+		 * win + len): all of them in memory; in a file, the rest
+		 * goes there first and the window is loaded as needed */
+		if (b->in_file && (rc = spill(b)) < 0)
 			return b->failed = rc;
 		b->reading = 1;
-		b->end = b->file_len;
-		b->win = b->end;
-		b->len = 0;
-	} else if (!b->in_file) {
-		b->end = b->len;  /* in memory: the window is all of it */
+		b->end = b->in_file ? b->file_len : b->len;
+		b->win = b->in_file ? b->end : 0;
+		if (b->in_file)
+			b->len = 0;
 	}
 	end = b->end;
 	if (b->in_file && end - 8 < b->win &&
@@ -194,8 +194,6 @@ int backlog_pop(struct backlog *b, struct kmsg_record *rec)
 	rec->text = (const char *)p + HDR;
 	rec->fields = p + HDR + rec->text_len;
 	b->end = end - word;
-	if (!b->in_file)
-		b->len = (size_t)b->end;
 	b->count--;
 	return 1;
 }
