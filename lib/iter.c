@@ -129,14 +129,16 @@ static int waited_out(struct kmsg_iter *it, uint64_t pos)
 }
 
 /* R3: the block at pos failed its checks; where the reader goes on. */
-static void damaged_at(struct kmsg_iter *it, uint64_t pos, uint64_t head, uint64_t end)
+static void damaged_at(struct kmsg_iter *it, uint64_t pos, uint64_t end)
 {
 	uint64_t to = pos + REC_ALIGN;
 
 	/* The first bad block of a stretch: on at the record expected,
-	 * wherever it lies (see resync()). */
+	 * wherever it lies after it (see resync()).  Never back: what lies
+	 * before pos was read, and a hostile number there (one lower than
+	 * a record before it) would send the reader round it for ever. */
 	if (!it->in_damage && it->expect_known) {
-		uint64_t at = resync(it, head, end);
+		uint64_t at = resync(it, pos, end);
 		if (at != pos)
 			to = at;
 	}
@@ -260,7 +262,7 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 				it->holes = 1;
 				continue;
 			}
-			damaged_at(it, pos, w.head, w.end);
+			damaged_at(it, pos, w.end);
 			continue;
 		}
 		/* R2: the header, checked before its length is believed, then
@@ -287,7 +289,7 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 			}
 		}
 		if (!len || kmsg__rec_crc_finish(crc, hd.seq, pos, rec_lenword(&hd)) != hd.crc) { /* R3 */
-			damaged_at(it, pos, w.head, w.end);
+			damaged_at(it, pos, w.end);
 			continue;
 		}
 		if (hd.flags & REC_PAD) {

@@ -61,7 +61,8 @@ uint64_t kmsg__rec_header_ok(const struct kmsg_log *log, uint64_t pos, uint64_t 
 		if (h->len > room || h->len > log->max_rec || h->text_len > log->max_text ||
 		    h->fields_len > KMSG_MAX_FIELDS_BYTES ||
 		    rec_size(h->text_len, h->fields_len) != h->len ||
-		    (h->prio >> 3) >= KMSG_NFACILITIES)
+		    (h->prio >> 3) >= KMSG_NFACILITIES ||
+		    h->seq == UINT64_MAX)  /* none is (RESV_SEQ_MAX); one more wraps */
 			return 0;
 	}
 	return h->len;

@@ -373,6 +373,60 @@ Test(damage, records_of_a_zeroed_first_page_are_reported_damaged)
 	cr_assert_eq(shown + damaged, 200);
 }
 
+/*
+ * A record whose number, checksummed like any other, is lower than the
+ * one before it (a writer with write permission can forge one), and
+ * damage right after it: the reader looks ahead for the number it
+ * expects, never back at what it has read (it went round those records
+ * for ever, printing them again and again).  The same with the top
+ * number, which no writer gives and one more than which is 0.
+ */
+static void forge_seq_then_damage(const char *name, uint64_t forged)
+{
+	struct kmsg_log *log = tu_create(name, LOG_SIZE, 0);
+	struct where w[16];
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	unsigned char *img;
+	uint64_t returned = 0, last = 0;
+	size_t n;
+
+	fill(log, 14);
+	kmsg_log_close(log);
+	img = slurp(tu_path(name));
+	n = records_of(img, w, 16);
+	cr_assert_eq(n, 14);
+	{
+		struct rec_hdr *hd = (void *)(img + w[9].off);
+		hd->seq = forged;
+		hd->crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(hd, rec_size(hd->text_len,
+									     hd->fields_len)),
+					       hd->seq, hd->tag, rec_lenword(hd));
+		img[w[10].off + REC_HDR] ^= 0x40;  /* record 11's text: its checksum fails */
+	}
+	spit(tu_path(name), img, LOG_SIZE);
+	free(img);
+
+	cr_assert_eq(kmsg_log_open(&log, tu_path(name), KMSG_OPEN_READ), 0);
+	cr_assert_eq(kmsg_reader_new(&r, log, 0), 0);
+	while (kmsg_reader_next(r, &rec) == 1 && returned < 1000) {
+		returned++;
+		if (!(rec.flags & KMSG_GAP))
+			last = rec.seq;
+	}
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+	cr_assert_leq(returned, 16, "%s: the reader ends (%llu records and gaps returned)",
+		      name, (unsigned long long)returned);
+	cr_assert_eq(last, 14, "%s: the records after the damage come back", name);
+}
+
+Test(damage, a_forged_lower_number_does_not_send_the_reader_round)
+{
+	forge_seq_then_damage("low.log", 1);
+	forge_seq_then_damage("top.log", UINT64_MAX);
+}
+
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define KMSG_TEST_ASAN 1
