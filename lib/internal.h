@@ -49,6 +49,15 @@ struct flock;
  * committed later is missed by this reader (not by the next).  Far longer
  * than any writer is descheduled on a loaded machine. */
 #define READ_STALL_NS       (1000 * 1000 * 1000)
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+/* The fuzzers' build only: the same paths with waits of microseconds,
+ * since many images hold blocks no writer will ever finish, and a
+ * second's wait on each would leave the fuzzer idle. */
+#undef STALL_NS
+#undef READ_STALL_NS
+#define STALL_NS            (50 * 1000)
+#define READ_STALL_NS       (500 * 1000)
+#endif
 /* How often a writer looks for followers, and the reader's matching wait. */
 #define FOLLOWER_PROBE_NS   (10 * 1000 * 1000)
 /* How long a writer whose wake woke nobody only bumps the word. */
