@@ -1935,6 +1935,10 @@ int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct
 		if (!log->private_hdr) {
 			uint64_t to = atomic_load_explicit(&log->aux->pass_to, memory_order_seq_cst);
 
+			/* Blocks begin at multiples of 8: a word off them (a
+			 * hostile file) means the same blocks as the next one,
+			 * and must not put the reader off the grid. */
+			to = to > POS_LIMIT ? POS_LIMIT : (to + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
 			if (to > pos) {
 				if (__atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_SEQ_CST) != tag)
 					return KMSG__BLOCK_AGAIN;

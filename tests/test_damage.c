@@ -194,18 +194,20 @@ Test(damage, hostile_dynamic_header_and_garbage_data, .timeout = 300)
 				copy[k] = (unsigned char)rand();
 		}
 		uint64_t vals[] = { 0, 8, h->data_size, h->data_size - 8, UINT64_MAX,
-				    UINT64_MAX - 7, (uint64_t)rand() * 8, UINT64_C(1) << 62 };
-		atomic_store(&d->head, vals[rand() % 8]);
-		atomic_store(&d->head_seq, vals[rand() % 8]);
-		atomic_store(&d->resv_pos, vals[rand() % 8]);
-		atomic_store(&d->resv_seq, vals[rand() % 8]);
-		atomic_store(&a->pass_to, vals[rand() % 8]);
+				    UINT64_MAX - 7, (uint64_t)rand() * 8, UINT64_C(1) << 62,
+				    5 /* off the 8-byte grid */ };
+		const int nv = sizeof(vals) / sizeof(vals[0]);
+		atomic_store(&d->head, vals[rand() % nv]);
+		atomic_store(&d->head_seq, vals[rand() % nv]);
+		atomic_store(&d->resv_pos, vals[rand() % nv]);
+		atomic_store(&d->resv_seq, vals[rand() % nv]);
+		atomic_store(&a->pass_to, vals[rand() % nv]);
 		if (it % 5 == 0) {
 			/* stalled writers' quarantines that claim the ring */
 			atomic_store(&a->qactive, NQUAR);
 			for (int q = 0; q < NQUAR; q++) {
 				atomic_store(&a->quar[q].state, QUAR_ACTIVE);
-				atomic_store(&a->quar[q].pos, vals[rand() % 8]);
+				atomic_store(&a->quar[q].pos, vals[rand() % nv]);
 				atomic_store(&a->quar[q].len, (uint32_t)rand());
 				atomic_store(&a->quar[q].boot, kmsg_boot_id());
 				atomic_store(&a->quar[q].owner, OWNER_SHARED);
