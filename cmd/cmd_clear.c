@@ -1,10 +1,10 @@
 /*
- * clear.c - kmsg clear: mark every record written so far as cleared, as
+ * cmd_clear.c - kmsg clear: mark every record written so far as cleared, as
  * dmesg -C does for the kernel's buffer.  Nothing is deleted: readers
  * start after the mark (kmsg read, follow -n all), and kmsg stat and
  * readers that ask for the oldest record still see the rest.
  */
-#include "output.h"
+#include "source.h"
 
 #include <errno.h>
 

@@ -1,5 +1,5 @@
 /*
- * dump.c - kmsg dump: write a compressed snapshot of a log, readable
+ * cmd_dump.c - kmsg dump: write a compressed snapshot of a log, readable
  * offline with kmsg read --file, kmsg stat --file, or gunzip.
  *
  * The dump goes to standard output (never to a terminal) or, with -o, to
@@ -11,7 +11,7 @@
  * dump that copies faster than writers write is one that completes.
  */
 #define _GNU_SOURCE
-#include "output.h"
+#include "source.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * emit.c - "kmsg emit": append messages to the log, with logger(1)'s habits.
+ * cmd_emit.c - "kmsg emit": append messages to the log, with logger(1)'s habits.
  *
  * The message is the arguments joined by spaces or, without arguments, one
  * record per line of stdin (or of -f FILE, "-" for stdin).  Everything the

@@ -1,5 +1,5 @@
 /*
- * follow.c - kmsg follow: as tail -f (or dmesg -w) for a log: the last
+ * cmd_follow.c - kmsg follow: as tail -f (or dmesg -w) for a log: the last
  * records, then every new one the moment it is written, with all of kmsg
  * read's formats and filters.
  *
@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "source.h"
 #include "cursor.h"
 #include "grep.h"
 #include "matches.h"
@@ -684,7 +685,6 @@ int cmd_follow(int argc, const char **argv)
 	match_protect_args(argc, argv, follow_options);
 	con = poptGetContext("kmsg follow", argc, argv, follow_options, 0);
 	poptSetOtherOptionHelp(con, "[OPTION...] [KEY=value...]");
-	o.saved_out = o.saved_err = -1;
 	memset(&fl, 0, sizeof(fl));
 	n = DEFAULT_LINES;
 	all = 0;

@@ -1,14 +1,15 @@
 /*
- * read.c - kmsg read: print a log as dmesg(1) prints the kernel's, with
- * dmesg's options (output.c); -c clears what was printed, -C only clears.
+ * cmd_read.c - kmsg read: print a log as dmesg(1) prints the kernel's, with
+ * dmesg's options (options.c); -c clears what was printed, -C only clears.
  *
  * --file may also name a dump made by kmsg dump, or dmesg raw text (what
  * dmesg -r prints): the same options then print exactly what dmesg -F
  * prints for that text.  "-" is standard input, which like any pipe is
- * told apart by its first bytes (output.c's src_open()).
+ * told apart by its first bytes (source.c's src_open()).
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "source.h"
 #include "cursor.h"
 #include "grep.h"
 #include "matches.h"
@@ -383,7 +384,7 @@ int cmd_read(int argc, const char **argv)
 {
 	const char **args = sel_join_boot_arg(&argc, argv);
 	poptContext con;
-	struct output o = { .saved_out = -1, .saved_err = -1 };
+	struct output o = { 0 };
 	struct kmsg_log *log = NULL;
 	struct src src = { .fd = -1 };
 	struct selection sel = { 0 };

@@ -1,9 +1,9 @@
 /*
- * stat.c - kmsg stat: the state of a log (or of a dump): sizes, identity,
+ * cmd_stat.c - kmsg stat: the state of a log (or of a dump): sizes, identity,
  * the records it holds, and what it lost.  Needs read permission only.
  */
 #define _GNU_SOURCE
-#include "output.h"
+#include "source.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "source.h"
 
 #include <errno.h>
 #include <fcntl.h>

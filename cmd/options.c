@@ -1,0 +1,681 @@
+/*
+ * options.c - the format and filter options of kmsg read and kmsg follow
+ * (one popt table, included into both), and the output they set up
+ * (out_setup()).  The options follow util-linux 2.38's dmesg: the last
+ * time format given wins, -d then turns it into its delta form, and -r
+ * cannot be mixed with the options that change a line.
+ */
+#define _GNU_SOURCE
+#include "output.h"
+#include "grep.h"
+#include "matches.h"
+#include "colors.h"
+#include "when.h"
+
+#include <fcntl.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Large enough that writing costs nothing next to rendering. */
+#define OUT_BUF_SIZE (1u << 20)
+
+enum {
+	OPT_CTIME = 1, OPT_RELTIME, OPT_DELTA, OPT_NOTIME, OPT_TIMEFMT,
+	OPT_RAW, OPT_DECODE, OPT_JSON, OPT_OUTPUT, OPT_NOESCAPE, OPT_FIELDS,
+	OPT_COLOR, OPT_HUMAN, OPT_NOPAGER, OPT_LEVEL, OPT_FACILITY,
+	OPT_KERNEL, OPT_USER, OPT_SINCE, OPT_UNTIL, OPT_MATCH, OPT_QUIET,
+	OPT_OUTPUT_FIELDS, OPT_SHOW_CALLER, OPT_SHOW_PID, OPT_FORCE_PREFIX, OPT_UTC,
+};
+
+enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+
+/* What the options asked for, as the callback saw them, in order. */
+static struct {
+	int time;            /* enum kmsg_time_format */
+	int delta, raw, decode, noescape, fields, human, nopager, quiet;
+	int show_caller, show_pid;
+	int force_prefix, utc;
+	const char *short_name; /* the -o that set a journalctl time, for -d */
+	enum kmsg_output output;
+	enum color_mode color;
+	int color_given;
+	uint32_t levels, facilities;
+	int flt_lev, flt_fac;
+	int have_since, have_until;
+	int64_t since, until;
+	char **match;
+	size_t nmatch;
+	char *output_fields;  /* --output-fields, for the JSON records */
+	const char *conflict; /* an option -r cannot be used with */
+	char err[300];        /* the first bad option, for out_setup() */
+} args = {
+	.time = KMSG_TIME_MONO,
+	.output = KMSG_OUT_SHORT,
+};
+
+static void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Keeps the first error an option gave, for out_setup() to report. */
+static void bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (args.err[0] != '\0')
+		return;
+	va_start(ap, fmt);
+	vsnprintf(args.err, sizeof(args.err), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Adds a comma-separated list of facility or level names (or numbers) to
+ * *bits.  For levels "err+" also takes every more severe level and "+err"
+ * every less severe one (util-linux 2.39's ranges).  Returns 0 or -1.
+ */
+static int parse_list(uint32_t *bits, const char *list, int levels)
+{
+	const char *p = list;
+
+	for (;;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		int lower = 0, higher = 0, v, i;
+
+		if (levels && len > 1 && p[len - 1] == '+') {
+			lower = 1;
+			len--;
+		} else if (levels && len > 1 && p[0] == '+') {
+			higher = 1;
+			p++;
+			len--;
+		}
+		if (len == 0)
+			return -1;
+		v = levels ? kmsg_level_parse(p, len) : kmsg_facility_parse(p, len);
+		if (v < 0)
+			return -1;
+		*bits |= UINT32_C(1) << v;
+		for (i = 0; lower && i < v; i++)
+			*bits |= UINT32_C(1) << i;
+		for (i = v + 1; higher && i < 8; i++)
+			*bits |= UINT32_C(1) << i;
+		if (!end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+/* Keeps a --match KEY=VALUE; the key must be one a field can have. */
+static void add_match(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char **m;
+
+	if (eq == NULL || !kmsg_key_valid(arg, (size_t)(eq - arg))) {
+		bad("--match %s: not KEY=VALUE with a key of A-Z, 0-9 and _", arg);
+		return;
+	}
+	m = realloc(args.match, (args.nmatch + 1) * sizeof(*m));
+	if (m == NULL || (m[args.nmatch] = strdup(arg)) == NULL) {
+		if (m)
+			args.match = m;
+		bad("%s", "out of memory");
+		return;
+	}
+	args.match = m;
+	args.nmatch++;
+}
+
+/* journalctl's short outputs: the time of a dmesg line in their forms */
+static const struct { const char *name; int time; } short_outputs[] = {
+	{ "short-iso", KMSG_TIME_SHORT_ISO },
+	{ "short-iso-precise", KMSG_TIME_SHORT_ISO_PRECISE },
+	{ "short-precise", KMSG_TIME_SHORT_PRECISE },
+	{ "short-monotonic", KMSG_TIME_MONO },
+	{ "short-unix", KMSG_TIME_SHORT_UNIX },
+	{ "cat", KMSG_TIME_NOTIME },
+};
+
+static void set_output(const char *arg)
+{
+	for (size_t i = 0; i < sizeof(short_outputs) / sizeof(short_outputs[0]); i++) {
+		if (!strcmp(arg, short_outputs[i].name)) {
+			args.output = KMSG_OUT_SHORT;
+			args.raw = 0;
+			args.time = short_outputs[i].time;
+			args.short_name = short_outputs[i].name;
+			return;
+		}
+	}
+	if (!strcmp(arg, "short")) {
+		args.output = KMSG_OUT_SHORT;
+		args.raw = 0;
+	} else if (!strcmp(arg, "raw")) {
+		args.output = KMSG_OUT_SHORT;
+		args.raw = 1;
+	} else if (!strcmp(arg, "json")) {
+		args.output = KMSG_OUT_JSON_LINE;
+	} else if (!strcmp(arg, "json-pretty")) {
+		args.output = KMSG_OUT_JSON_PRETTY;
+	} else if (!strcmp(arg, "json-seq")) {
+		args.output = KMSG_OUT_JSON_SEQ;
+	} else if (!strcmp(arg, "kmsg")) {
+		args.output = KMSG_OUT_KMSG;
+	} else {
+		bad("--output %s: not one of short, raw, json, json-pretty, json-seq, kmsg, "
+		    "short-iso, short-iso-precise, short-precise, short-monotonic, "
+		    "short-unix, cat", arg);
+	}
+}
+
+static void set_time_format(const char *arg)
+{
+	static const struct { const char *name; int time; } names[] = {
+		{ "delta", KMSG_TIME_DELTA }, { "reltime", KMSG_TIME_RELTIME },
+		{ "ctime", KMSG_TIME_CTIME }, { "notime", KMSG_TIME_NOTIME },
+		{ "iso", KMSG_TIME_ISO },
+		/* dmesg 2.41: "raw" is the default seconds since boot */
+		{ "raw", KMSG_TIME_MONO },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(arg, names[i].name)) {
+			args.time = names[i].time;
+			return;
+		}
+	}
+	bad("--time-format %s: not one of delta, reltime, ctime, notime, iso, raw", arg);
+}
+
+/*
+ * popt calls this for each option of output_options as it comes, so the
+ * order of time formats is kept; errors are kept for out_setup().
+ */
+static void on_option(poptContext con, enum poptCallbackReason reason,
+		      const struct poptOption *opt, const char *arg,
+		      const void *data)
+{
+	(void)con;
+	(void)data;
+	if (reason != POPT_CALLBACK_REASON_OPTION)
+		return;
+	switch (opt->val) {
+	case OPT_CTIME:
+		args.time = KMSG_TIME_CTIME;
+		args.conflict = "--ctime";
+		break;
+	case OPT_RELTIME:
+		args.time = KMSG_TIME_RELTIME;
+		args.conflict = "--reltime";
+		break;
+	case OPT_DELTA:
+		args.delta = 1;
+		args.conflict = "--show-delta";
+		break;
+	case OPT_NOTIME:
+		args.time = KMSG_TIME_NOTIME;
+		args.conflict = "--notime";
+		break;
+	case OPT_TIMEFMT:
+		set_time_format(arg);
+		break;
+	case OPT_RAW:
+		args.raw = 1;
+		break;
+	case OPT_DECODE:
+		args.decode = 1;
+		args.conflict = "--decode";
+		break;
+	case OPT_JSON:
+		args.output = KMSG_OUT_JSON;
+		break;
+	case OPT_OUTPUT:
+		set_output(arg);
+		break;
+	case OPT_OUTPUT_FIELDS:
+		/* popt frees arg when it reads the next option */
+		free(args.output_fields);
+		args.output_fields = strdup(arg);
+		if (args.output_fields == NULL)
+			bad("%s", "out of memory");
+		break;
+	case OPT_NOESCAPE:
+		args.noescape = 1;
+		break;
+	case OPT_FIELDS:
+		args.fields = 1;
+		break;
+	case OPT_FORCE_PREFIX:
+		args.force_prefix = 1;
+		break;
+	case OPT_UTC:
+		args.utc = 1;
+		break;
+	case OPT_COLOR:
+		args.color_given = 1;
+		args.conflict = "--color";
+		if (arg == NULL || !strcmp(arg, "auto"))
+			args.color = COLOR_AUTO;
+		else if (!strcmp(arg, "always"))
+			args.color = COLOR_ALWAYS;
+		else if (!strcmp(arg, "never"))
+			args.color = COLOR_NEVER;
+		else
+			bad("--color %s: not one of auto, always, never", arg);
+		break;
+	case OPT_HUMAN:
+		args.human = 1;
+		args.time = KMSG_TIME_RELTIME;
+		args.conflict = "--human";
+		break;
+	case OPT_QUIET:
+		args.quiet = 1;
+		break;
+	case OPT_SHOW_CALLER:
+		args.show_caller = 1;
+		break;
+	case OPT_SHOW_PID:
+		args.show_pid = 1;
+		break;
+	case OPT_NOPAGER:
+		args.nopager = 1;
+		break;
+	case OPT_LEVEL:
+		args.flt_lev = 1;
+		if (parse_list(&args.levels, arg, 1) < 0)
+			bad("--level %s: not a list of levels (emerg, alert, crit, "
+			    "err, warn, notice, info, debug; err+ or +err for ranges)", arg);
+		break;
+	case OPT_FACILITY:
+		args.flt_fac = 1;
+		if (parse_list(&args.facilities, arg, 0) < 0)
+			bad("--facility %s: not a list of facilities (kern, user, "
+			    "mail, daemon, auth, syslog, lpr, news, uucp, cron, "
+			    "authpriv, ftp, local0..local7)", arg);
+		break;
+	case OPT_KERNEL:
+		args.flt_fac = 1;
+		args.facilities |= 1;
+		break;
+	case OPT_USER:
+		args.flt_fac = 1;
+		args.facilities |= ((UINT32_C(1) << KMSG_NFACILITIES) - 1) & ~UINT32_C(1);
+		break;
+	case OPT_SINCE:
+		args.have_since = 1;
+		if (parse_when(&args.since, arg) < 0)
+			bad("--since %s: not a time (as \"2024-05-12 11:27:01\", "
+			    "\"yesterday\", \"-10min\")", arg);
+		break;
+	case OPT_UNTIL:
+		args.have_until = 1;
+		if (parse_when(&args.until, arg) < 0)
+			bad("--until %s: not a time (as \"2024-05-12 11:27:01\", "
+			    "\"today\", \"-1h\")", arg);
+		break;
+	case OPT_MATCH:
+		add_match(arg);
+		break;
+	}
+}
+
+const struct poptOption output_options[] = {
+	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)on_option, 0, NULL, NULL },
+	{ "ctime", 'T', POPT_ARG_NONE, NULL, OPT_CTIME,
+	  "human-readable wall-clock time stamps", NULL },
+	{ "reltime", 'e', POPT_ARG_NONE, NULL, OPT_RELTIME,
+	  "local time and time delta in readable form", NULL },
+	{ "show-delta", 'd', POPT_ARG_NONE, NULL, OPT_DELTA,
+	  "time since the previous record shown", NULL },
+	{ "notime", 't', POPT_ARG_NONE, NULL, OPT_NOTIME,
+	  "no time stamps", NULL },
+	{ "time-format", '\0', POPT_ARG_STRING, NULL, OPT_TIMEFMT,
+	  "time stamps: delta, reltime, ctime, notime, iso or raw", "FORMAT" },
+	{ "raw", 'r', POPT_ARG_NONE, NULL, OPT_RAW,
+	  "dmesg -r lines: <N>[seconds] text", NULL },
+	{ "decode", 'x', POPT_ARG_NONE, NULL, OPT_DECODE,
+	  "facility and level as names", NULL },
+	{ "json", 'J', POPT_ARG_NONE, NULL, OPT_JSON,
+	  "JSON, as dmesg -J", NULL },
+	{ "output", 'o', POPT_ARG_STRING, NULL, OPT_OUTPUT,
+	  "short, raw, json (an object a line, every member and field), "
+	  "json-pretty, json-seq (RFC 7464), kmsg (the /dev/kmsg format); "
+	  "journalctl's short-iso, short-iso-precise, short-precise, "
+	  "short-monotonic, short-unix, cat",
+	  "FORMAT" },
+	{ "utc", '\0', POPT_ARG_NONE, NULL, OPT_UTC,
+	  "wall-clock times in UTC (-T, -e, iso, short-iso, short-precise)", NULL },
+	{ "output-fields", '\0', POPT_ARG_STRING, NULL, OPT_OUTPUT_FIELDS,
+	  "only these members and fields in -o json, json-pretty, json-seq",
+	  "KEY,..." },
+	{ "noescape", '\0', POPT_ARG_NONE, NULL, OPT_NOESCAPE,
+	  "print unprintable bytes as they are (unsafe on a terminal)", NULL },
+	{ "force-prefix", 'p', POPT_ARG_NONE, NULL, OPT_FORCE_PREFIX,
+	  "the time and decoding on each line of a message of several lines",
+	  NULL },
+	{ "fields", '\0', POPT_ARG_NONE, NULL, OPT_FIELDS,
+	  "show each record's KEY=value fields under its line", NULL },
+	{ "color", 'L', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, NULL, OPT_COLOR,
+	  "colour: auto (on a terminal unless NO_COLOR is set), always or never",
+	  "WHEN" },
+	{ "level", 'l', POPT_ARG_STRING, NULL, OPT_LEVEL,
+	  "only these levels (err+: err and more severe; +err: err and less)",
+	  "LIST" },
+	{ "facility", 'f', POPT_ARG_STRING, NULL, OPT_FACILITY,
+	  "only these facilities", "LIST" },
+	{ "kernel", 'k', POPT_ARG_NONE, NULL, OPT_KERNEL,
+	  "only kernel (kern) records", NULL },
+	{ "userspace", 'u', POPT_ARG_NONE, NULL, OPT_USER,
+	  "only records of other facilities than kern", NULL },
+	{ "since", '\0', POPT_ARG_STRING, NULL, OPT_SINCE,
+	  "only records written at or after TIME", "TIME" },
+	{ "until", '\0', POPT_ARG_STRING, NULL, OPT_UNTIL,
+	  "only records written at or before TIME", "TIME" },
+	{ "match", '\0', POPT_ARG_STRING, NULL, OPT_MATCH,
+	  "only records with this field (repeat: all must match)", "KEY=VALUE" },
+	{ "show-caller", '\0', POPT_ARG_NONE, NULL, OPT_SHOW_CALLER,
+	  "who wrote each record: dmesg 2.40's caller column (T123, a thread) "
+	  "and -J key", NULL },
+	{ "show-pid", '\0', POPT_ARG_NONE, NULL, OPT_SHOW_PID,
+	  "the process that wrote each record: a column (P456) and -J key",
+	  NULL },
+	{ "quiet", 'q', POPT_ARG_NONE, NULL, OPT_QUIET,
+	  "no \"-- Boot ID --\" line where the records of another boot begin", NULL },
+	POPT_TABLEEND
+};
+
+/* read's -H and -P: only read pages its output. */
+const struct poptOption output_pager_options[] = {
+	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)on_option, 0, NULL, NULL },
+	{ "human", 'H', POPT_ARG_NONE, NULL, OPT_HUMAN,
+	  "human-readable output: reltime, colour and a pager", NULL },
+	{ "nopager", 'P', POPT_ARG_NONE, NULL, OPT_NOPAGER,
+	  "do not pipe the output into a pager", NULL },
+	POPT_TABLEEND
+};
+
+/* follow's -H: the same without a pager, which a follower never has. */
+const struct poptOption output_human_options[] = {
+	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)on_option, 0, NULL, NULL },
+	{ "human", 'H', POPT_ARG_NONE, NULL, OPT_HUMAN,
+	  "human-readable output: reltime and colour", NULL },
+	POPT_TABLEEND
+};
+
+
+/*
+ * Colour for the short output: --color, else a terminal that wants it and
+ * has not been told otherwise in terminal-colors.d (tc: scanned here when
+ * it decides).
+ */
+static int want_color(struct term_colors *tc)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	switch (args.color) {
+	case COLOR_ALWAYS:
+		return 1;
+	case COLOR_NEVER:
+		return 0;
+	case COLOR_AUTO:
+		break;
+	}
+	if (nc && *nc)
+		return 0;
+	if (!term || !*term || !strcmp(term, "dumb"))
+		return 0;
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	/* dmesg's rule: the files decide only when no option asked for
+	 * colour (-L, --color=auto and -H did) */
+	if (args.color_given || args.human)
+		return 1;
+	tc_scan(tc);
+	return !tc_disabled(tc);
+}
+
+/*
+ * Sets o's colours from the terminal-colors.d scheme for kmsg: o keeps
+ * the sequences for every renderer it makes.  0 or EXIT_FAIL (out of
+ * memory, said).
+ */
+static int scheme_colors(struct output *o, struct term_colors *tc)
+{
+	tc_scan(tc);
+	if (tc_read_scheme(tc) < 0) {
+		cli_error(NULL, "out of memory");
+		return EXIT_FAIL;
+	}
+	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
+		o->colors[i] = tc->seq[i];
+		tc->seq[i] = NULL;
+	}
+	return 0;
+}
+
+/*
+ * 1 if the user's locale (LC_ALL, LC_CTYPE, LANG) has the UTF-8 charset,
+ * as dmesg decides what it may print as it is; a locale that cannot be
+ * set is C, for dmesg too.  The tool itself goes on in the C locale.
+ */
+static int utf8_locale(void)
+{
+	int utf8 = setlocale(LC_CTYPE, "") != NULL &&
+		   strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+
+	setlocale(LC_CTYPE, "C");
+	return utf8;
+}
+
+/*
+ * The width of the caller column as dmesg 2.40 pads it for the records of
+ * /dev/kmsg: the length of /proc/sys/kernel/pid_max's text, its newline
+ * counted (so "32768\n" gives 6, "4194304\n" 8: one more than the digits,
+ * as dmesg counts), or 11 when it cannot be read (dmesg's default: the
+ * digits of INT_MAX and one).
+ */
+static unsigned pid_max_width(void)
+{
+	char buf[24];
+	ssize_t n = -1;
+	int fd = open("/proc/sys/kernel/pid_max", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf));
+		close(fd);
+	}
+	if (n <= 0)
+		return 11;
+	return (unsigned)strnlen(buf, (size_t)n);
+}
+
+int out_setup(struct output *o, const char *cmd, int follow, const char *const *words)
+{
+	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
+	struct term_colors tc = { 0 };
+	int json_records = args.output == KMSG_OUT_JSON_LINE ||
+			   args.output == KMSG_OUT_JSON_PRETTY ||
+			   args.output == KMSG_OUT_JSON_SEQ;
+	int rc = 0;
+
+	memset(o, 0, sizeof(*o));
+	if (args.err[0])
+		return cli_usage_error(cmd, NULL, "%s", args.err);
+	if (args.raw && args.output == KMSG_OUT_SHORT && args.conflict)
+		return cli_usage_error(cmd, "--raw", "cannot be used with %s", args.conflict);
+
+	fo.output = args.output;
+	fo.time = (enum kmsg_time_format)args.time;
+	if (args.decode)
+		fo.flags |= KMSG_FMT_DECODE;
+	if (args.noescape)
+		fo.flags |= KMSG_FMT_NOESCAPE;
+	/* -J's objects are dmesg's, which has no fields: --fields adds them */
+	if (args.fields && args.output == KMSG_OUT_JSON)
+		fo.flags |= KMSG_FMT_FIELDS;
+	if (args.output == KMSG_OUT_SHORT) {
+		if (args.raw) {
+			fo.time = KMSG_TIME_RAW;
+		} else if (args.delta) {
+			/* dmesg 2.38: -d joins -T and the default time,
+			 * is ignored with iso, and replaces the others */
+			if (fo.time == KMSG_TIME_MONO || fo.time == KMSG_TIME_CTIME)
+				fo.flags |= KMSG_FMT_SHOWDELTA;
+			else if (fo.time == KMSG_TIME_ISO)
+				cli_error("--show-delta", "ignored with the iso time "
+					  "format, as dmesg ignores it");
+			else if (fo.time >= KMSG_TIME_SHORT_ISO)
+				cli_error("--show-delta", "ignored with -o %s",
+					  args.short_name);
+			else
+				fo.time = KMSG_TIME_DELTA;
+		}
+		if (args.fields)
+			fo.flags |= KMSG_FMT_FIELDS;
+		if (args.force_prefix)
+			fo.flags |= KMSG_FMT_FORCE_PREFIX;
+		if (args.utc)
+			fo.flags |= KMSG_FMT_UTC;
+		if (!args.noescape && !utf8_locale())
+			fo.flags |= KMSG_FMT_ASCII;
+		/* -r lines are dmesg -r's, which has no colours */
+		if (!args.raw && want_color(&tc)) {
+			fo.flags |= KMSG_FMT_COLOR;
+			rc = scheme_colors(o, &tc);
+			for (int i = 0; i < KMSG_COLOR_COUNT; i++)
+				fo.colors[i] = o->colors[i];
+		}
+		tc_free(&tc);
+		if (rc != 0)
+			return rc;
+		o->pager = args.human && !args.nopager && !follow;
+	}
+	if (json_records && (args.show_caller || args.show_pid))
+		return cli_usage_error(cmd, args.show_caller ? "--show-caller" : "--show-pid",
+				       "not with -o json, json-pretty or json-seq, whose "
+				       "records always have pid and caller");
+	if (args.output == KMSG_OUT_KMSG && args.show_pid)
+		return cli_usage_error(cmd, "--show-pid", "not with -o kmsg: the "
+				       "/dev/kmsg format has no place for a pid");
+	if (args.show_caller)
+		fo.flags |= KMSG_FMT_CALLER;
+	if (args.show_pid)
+		fo.flags |= KMSG_FMT_PID;
+	if (args.show_caller || args.show_pid)
+		fo.caller_width = pid_max_width();
+	o->fo = fo;
+	o->quiet = args.quiet;
+	rc = kmsg_fmt_new(&o->fmt, &fo);
+	if (rc < 0) {
+		cli_lib_error(NULL, rc);
+		return EXIT_FAIL;
+	}
+	if (args.output_fields) {
+		if (!json_records)
+			return cli_usage_error(cmd, "--output-fields", "only with -o json, "
+					       "json-pretty or json-seq");
+		rc = kmsg_fmt_set_keys(o->fmt, args.output_fields);
+		if (rc == KMSG_EINVAL)
+			return cli_usage_error(cmd, "--output-fields", "'%s': not a list of "
+					       "member names (seq, seq_id, time_ns, time, "
+					       "boot_ns, boot_id, pid, caller, facility, "
+					       "facility_name, level, level_name, text) and "
+					       "field keys (A-Z, 0-9 and _)",
+					       args.output_fields);
+		if (rc < 0) {
+			cli_lib_error(NULL, rc);
+			return EXIT_FAIL;
+		}
+	}
+
+	o->levels = args.flt_lev ? args.levels : 0xff;
+	o->facilities = args.flt_fac ? args.facilities : UINT32_MAX;
+	o->have_since = args.have_since;
+	o->since_ns = args.since;
+	o->have_until = args.have_until;
+	o->until_ns = args.until;
+	o->prio_filter = args.flt_lev || args.flt_fac;
+	rc = grep_setup(&o->grep, cmd);
+	if (rc == 0)
+		rc = match_parse(&o->matches, words, (const char *const *)args.match,
+				 args.nmatch, cmd);
+	if (rc == 0)
+		rc = values_setup(&o->values, cmd);
+	if (rc != 0)
+		return rc;
+	if (o->values && args.output != KMSG_OUT_SHORT)
+		return cli_usage_error(cmd, "--list-values", "prints one value a line: "
+				       "not with -J or -o json, json-pretty, json-seq, kmsg");
+	o->filtering = o->prio_filter || o->have_since || o->have_until ||
+		       o->matches || o->grep;
+
+	o->cap = OUT_BUF_SIZE;
+	o->buf = malloc(o->cap);
+	if (o->buf == NULL) {
+		cli_error(NULL, "out of memory");
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+int out_renew_fmt(struct output *o)
+{
+	struct kmsg_fmt *f;
+	int rc = kmsg_fmt_new(&f, &o->fo);
+
+	if (rc < 0)
+		return rc;
+	kmsg_fmt_free(o->fmt);
+	o->fmt = f;
+	return 0;
+}
+
+int out_set_flag(struct output *o, unsigned flag)
+{
+	/* the other outputs ignore such flags, and keep their keys */
+	if (o->fo.output != KMSG_OUT_SHORT)
+		return 0;
+	o->fo.flags |= flag;
+	return out_renew_fmt(o);
+}
+
+int out_text_input(struct output *o)
+{
+	if (!(o->fo.flags & (KMSG_FMT_CALLER | KMSG_FMT_PID)))
+		return 0;
+	/* dmesg -F pads the caller to the width of SHRT_MAX's digits */
+	o->fo.caller_width = 5;
+	return out_renew_fmt(o);
+}
+
+void out_free(struct output *o)
+{
+	pager_end(&o->pg);
+	kmsg_fmt_free(o->fmt);
+	o->fmt = NULL;
+	free(o->esc);
+	o->esc = NULL;
+	o->esc_cap = 0;
+	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
+		free(o->colors[i]);
+		o->colors[i] = NULL;
+	}
+	free(o->buf);
+	o->buf = NULL;
+	grep_free(o->grep);
+	o->grep = NULL;
+	match_free(o->matches);
+	o->matches = NULL;
+	values_free(o->values);
+	o->values = NULL;
+	for (size_t i = 0; i < args.nmatch; i++)
+		free(args.match[i]);
+	free(args.match);
+	args.match = NULL;
+	args.nmatch = 0;
+}

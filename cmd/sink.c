@@ -1,0 +1,149 @@
+/*
+ * sink.c - rendered records to standard output, fast: libkmsg renders
+ * each record (kmsg_fmt_record(), byte for byte what util-linux dmesg
+ * prints) into one large buffer, written with write(2) when it fills, so
+ * a record costs a memcpy, not a stdio call.
+ */
+#define _GNU_SOURCE
+#include "output.h"
+#include "matches.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int out_flush(struct output *o)
+{
+	int rc;
+
+	if (o->len == 0)
+		return 0;
+	rc = cli_write_all(STDOUT_FILENO, o->buf, o->len);
+	o->len = 0;
+	return rc;
+}
+
+/* Appends n bytes to the buffer, writing it out first if they do not fit. */
+static int out_put(struct output *o, const char *p, size_t n)
+{
+	int rc;
+
+	if (o->len + n > o->cap) {
+		rc = out_flush(o);
+		if (rc < 0)
+			return rc;
+		if (n > o->cap)
+			return cli_write_all(STDOUT_FILENO, p, n);
+	}
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+	return 0;
+}
+
+/*
+ * Where the records of another boot begin in the short output: a line
+ * that says so (journalctl's), but for -r, whose lines are read back as
+ * dmesg text; and a new renderer, so that no delta or reltime difference
+ * is taken across the boots (since-boot times of two boots have no
+ * common origin).  0 or -errno.
+ */
+static int new_boot(struct output *o, const struct kmsg_record *rec)
+{
+	char line[64];
+	int rc;
+
+	if (!o->quiet && o->fo.time != KMSG_TIME_RAW) {
+		snprintf(line, sizeof(line), "-- Boot %016llx --\n",
+			 (unsigned long long)rec->boot_id);
+		rc = out_text(o, line);
+		if (rc < 0)
+			return rc;
+	}
+	return out_renew_fmt(o);
+}
+
+int out_record(struct output *o, const struct kmsg_record *rec)
+{
+	const char *text;
+	int n;
+
+	if (!out_match(o, rec))
+		return 0;
+	if (o->values)
+		return values_add(o->values, o, rec);
+	if (o->fo.output == KMSG_OUT_SHORT && o->have_boot && rec->boot_id != o->last_boot &&
+	    (n = new_boot(o, rec)) < 0)
+		return n;
+	o->have_boot = 1;
+	o->last_boot = rec->boot_id;
+	n = kmsg_fmt_record(&text, o->fmt, rec);
+	if (n < 0)
+		return n == KMSG_ECORRUPT ? 0 : n;
+	return out_put(o, text, (size_t)n);
+}
+
+int out_text(struct output *o, const char *s)
+{
+	return out_put(o, s, strlen(s));
+}
+
+int out_verbatim(struct output *o, const char *p, size_t n, int ends_line)
+{
+	size_t len = n && p[n - 1] == '\n' ? n - 1 : n;
+	size_t need = KMSG_TEXT_ESCAPE_SIZE(len) + 1;
+	int rc;
+
+	if (need > o->esc_cap) {
+		char *b = realloc(o->esc, need);
+
+		if (b == NULL)
+			return -ENOMEM;
+		o->esc = b;
+		o->esc_cap = need;
+	}
+	rc = kmsg_text_escape(o->esc, o->esc_cap, p, len,
+			      o->fo.flags & (KMSG_FMT_NOESCAPE | KMSG_FMT_ASCII));
+	if (rc < 0)
+		return rc == KMSG_EINVAL ? -E2BIG : rc;
+	/* the line's newline, or one it lacks at the end of the input;
+	 * none for a piece of a line that goes on */
+	if (ends_line || len < n)
+		o->esc[rc++] = '\n';
+	return out_put(o, o->esc, (size_t)rc);
+}
+
+int out_end(struct output *o)
+{
+	const char *text;
+	int n = kmsg_fmt_end(&text, o->fmt), rc;
+
+	if (n < 0)
+		return n;
+	rc = out_put(o, text, (size_t)n);
+	if (rc == 0)
+		rc = out_flush(o);
+	return rc;
+}
+
+int out_fail(struct output *o, int err)
+{
+	if (err < 0)
+		err = -err;
+	pager_end(&o->pg);
+	if (err == EPIPE)
+		_exit(EXIT_OK);
+	if (err == ENOMEM)
+		cli_error(NULL, "out of memory");
+	else
+		cli_error("write error", "%s", strerror(err));
+	return EXIT_FAIL;
+}
+
+
+void out_pager_start(struct output *o)
+{
+	if (o->pager)
+		pager_start(&o->pg);
+}

@@ -1,0 +1,314 @@
+/*
+ * source.c - the input given with --file (see source.h): a log, a dump,
+ * dmesg text, or something none of them that is refused by name; text is
+ * checked block by block as it is read, so a binary tail is not printed.
+ */
+#define _GNU_SOURCE
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char log_magic[8] = "KMSGRNG\x1a";
+
+/*
+ * Bytes plain text has next to none of, dmesg's included (dmesg -r
+ * escapes its own): NUL and the C0 controls but backspace, tab, newline,
+ * VT, FF, CR and ESC (colours).  Random bytes are 1 in 10 of them, an
+ * executable mostly NULs; a message with a NUL in it is not binary.
+ */
+static const unsigned char odd_byte[256] = {
+	[0x00 ... 0x07] = 1, [0x0e ... 0x1a] = 1, [0x1c ... 0x1f] = 1,
+};
+
+/*
+ * NULL if the block (n bytes, bad of them odd, nul of them NUL) is text:
+ * not all NUL, and no more than 1 in 16 odd bytes (of at least 256, so
+ * that a short text with a stray NUL passes).  Else what it looks like,
+ * by its magic if it is the input's first block.
+ */
+static const char *block_binary(const unsigned char *p, size_t n, size_t bad,
+				size_t nul, int first)
+{
+	if (n == 0 || (nul < n && bad * 16 <= (n > 256 ? n : 256)))
+		return NULL;
+	if (nul == n)
+		return "holds only NUL bytes";
+	if (!first)
+		return "is binary data";
+	if (n >= 4 && memcmp(p, "\x7f" "ELF", 4) == 0)
+		return "is an ELF binary";
+	if (n >= 6 && memcmp(p, "\xfd" "7zXZ\0", 6) == 0)
+		return "is xz-compressed (decompress it first)";
+	if (n >= 4 && memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0)
+		return "is zstd-compressed (decompress it first)";
+	if (n >= 10 && memcmp(p, "BZh", 3) == 0 && memcmp(p + 4, "1AY&SY", 6) == 0)
+		return "is bzip2-compressed (decompress it first)";
+	return "is binary data";
+}
+
+static const char *first_block_binary(const unsigned char *p, size_t n)
+{
+	size_t bad = 0, nul = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bad += odd_byte[p[i]];
+		nul += p[i] == 0;
+	}
+	return block_binary(p, n, bad, nul, 1);
+}
+
+/* n bytes from fd (at off, or where it is if off < 0), fewer at its end. */
+static ssize_t read_full(int fd, unsigned char *p, size_t n, off_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = off < 0 ? read(fd, p + got, n - got)
+				    : pread(fd, p + got, n - got, off + (off_t)got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	return (ssize_t)got;
+}
+
+/* A regular file whose last 128 bytes begin as a log header's copy does. */
+static int backup_magic(int fd, const struct stat *st)
+{
+	unsigned char m[8];
+
+	return st->st_size >= 4096 && st->st_size % 4096 == 0 &&
+	       read_full(fd, m, 8, st->st_size - 128) == 8 && memcmp(m, log_magic, 8) == 0;
+}
+
+int src_open(struct src *s, const char *path)
+{
+	unsigned char first[SRC_BLOCK];
+	struct stat st;
+	ssize_t n;
+
+	int is_stdin = strcmp(path, "-") == 0;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	s->name = path;
+	if (is_stdin) {
+		s->name = "standard input";
+		if (isatty(STDIN_FILENO))
+			return -ENOTTY;
+		/* "<&-": what would be read is /dev/null's nothing, which
+		 * must not pass for an empty input */
+		if (cli_stdin_closed())
+			return -EBADF;
+		s->fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	} else {
+		s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (s->fd < 0 || fstat(s->fd, &st) < 0)
+		goto fail;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		goto fail;
+	}
+	/* A regular file is looked at in place; anything else, and standard
+	 * input (read from where it is), only by taking its first bytes,
+	 * which src_read() then hands back. */
+	s->stream = is_stdin || !S_ISREG(st.st_mode);
+	n = read_full(s->fd, s->stream ? s->head : first, SRC_BLOCK,
+		      s->stream ? -1 : 0);
+	if (n < 0) {
+		errno = (int)-n;
+		goto fail;
+	}
+	if (s->stream)
+		s->head_len = (size_t)n;
+	else
+		memcpy(s->head, first, (size_t)n); /* looked at, not handed back */
+	if (n >= 8 && memcmp(s->head, log_magic, 8) == 0)
+		s->kind = SRC_LOG;
+	else if (!s->stream && backup_magic(s->fd, &st))
+		s->kind = SRC_LOG;  /* its first page torn: the library reads the copy */
+	else if (n >= 2 && s->head[0] == 0x1f && s->head[1] == 0x8b)
+		s->kind = SRC_DUMP;
+	else if ((s->what = first_block_binary(s->head, (size_t)n)) != NULL)
+		s->kind = SRC_BINARY;
+	else
+		s->kind = SRC_TEXT;
+	return 0;
+fail:
+	n = -errno;
+	src_close(s);
+	return (int)n;
+}
+
+/*
+ * Adds n bytes (0: the input's end) to the text check; -EILSEQ when a
+ * block is binary, s->blk_start then where it starts.
+ */
+static int check_text(struct src *s, const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+
+	for (;;) {
+		size_t take = SRC_BLOCK - s->blk_len;
+
+		if (take > n - i)
+			take = n - i;
+		for (size_t end = i + take; i < end; i++) {
+			s->blk_bad += odd_byte[p[i]];
+			s->blk_nul += p[i] == 0;
+		}
+		s->blk_len += take;
+		/* a block is judged when full, or at the input's end */
+		if (s->blk_len == 0 || (s->blk_len < SRC_BLOCK && n > 0))
+			return 0;
+		s->what = block_binary(p, s->blk_len, s->blk_bad, s->blk_nul, 0);
+		if (s->what != NULL)
+			return -EILSEQ;
+		s->blk_start += s->blk_len;
+		s->blk_len = s->blk_bad = s->blk_nul = 0;
+		if (i == n)
+			return 0;
+	}
+}
+
+/* At the end of a regular file: whether it is shorter now than where the
+ * reading got to (cut short while read), its size then in s->shrunk_to. */
+static int src_shrunk(struct src *s)
+{
+	struct stat st;
+	off_t at = lseek(s->fd, 0, SEEK_CUR);
+
+	if (at < 0 || fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size >= at)
+		return 0;
+	s->shrunk_to = (uint64_t)st.st_size;
+	s->shrunk_at = (uint64_t)at;
+	return 1;
+}
+
+ssize_t src_read(struct src *s, void *buf, size_t n)
+{
+	ssize_t k;
+	int rc;
+
+	if (s->head_pos < s->head_len) {
+		k = (ssize_t)(s->head_len - s->head_pos < n ? s->head_len - s->head_pos : n);
+		memcpy(buf, s->head + s->head_pos, (size_t)k);
+		s->head_pos += (size_t)k;
+	} else {
+		do
+			k = read(s->fd, buf, n);
+		while (k < 0 && errno == EINTR);
+		if (k < 0)
+			return -errno;
+		if (k == 0 && n > 0 && src_shrunk(s))
+			return -ESTALE;
+	}
+	if (s->binary)
+		return -EILSEQ;
+	if (s->kind == SRC_TEXT && (rc = check_text(s, buf, (size_t)k)) < 0) {
+		/* what comes before the binary block is still text */
+		s->binary = 1;
+		if (s->blk_start <= s->off)
+			return rc;
+		k = (ssize_t)(s->blk_start - s->off);
+	}
+	s->off += (uint64_t)k;
+	return k;
+}
+
+const char *src_strerror(int rc)
+{
+	if (rc == -EBADF && cli_stdin_closed())
+		return "is closed (\"<&-\"): give the input on a pipe or with <FILE";
+	return strerror(-rc);
+}
+
+void src_read_error(const struct src *s, ssize_t rc, const char *kind)
+{
+	if (rc == -EILSEQ)
+		cli_error(s->name, "%s from byte %llu on, not %s: stopped there", s->what,
+			  (unsigned long long)s->blk_start, kind);
+	else if (rc == -ESTALE && s->shrunk_at > 0)
+		cli_error(s->name, "cut short to %llu bytes while it was read, at byte "
+			  "%llu: what was in the rest is lost (read a copy the writer "
+			  "leaves alone)", (unsigned long long)s->shrunk_to,
+			  (unsigned long long)s->shrunk_at);
+	else
+		cli_error(s->name, "%s", strerror((int)-rc));
+}
+
+int src_detect(const char *path)
+{
+	struct src s;
+	int rc, kind;
+
+	/* A pipe (-F -, -F /dev/stdin) can only be looked at by taking its
+	 * bytes, which would then be lost to the reading proper. */
+	struct stat st;
+
+	if (strcmp(path, "-") == 0)
+		return SRC_TEXT;
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return SRC_TEXT;
+	rc = src_open(&s, path);
+	kind = s.kind;
+	src_close(&s);
+	return rc < 0 ? rc : kind;
+}
+
+void src_close(struct src *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+/* Words a libkmsg error about a dump or a log copied from a pipe. */
+static void src_lib_error(const struct src *s, int rc)
+{
+	if (rc == KMSG_ECORRUPT && s->kind == SRC_DUMP)
+		cli_error(s->name, "damaged or incomplete dump");
+	else if (rc == KMSG_ECORRUPT)
+		cli_error(s->name, "a damaged log, or one cut short (its header "
+			  "claims more bytes than arrived)");
+	else
+		cli_lib_error(s->name, rc);
+}
+
+struct kmsg_log *src_open_log(struct src *s, unsigned flags)
+{
+	struct kmsg_log *log = NULL;
+	int rc;
+
+	if (s->kind == SRC_LOG && !s->stream)
+		return cli_open_log(s->name, flags, NULL);
+	/* a dump, or a log arriving on a pipe: into memory, from the bytes
+	 * taken to look at it on */
+	rc = kmsg_dump_open_fd(&log, s->fd, s->head + s->head_pos,
+			       s->head_len - s->head_pos);
+	s->head_pos = s->head_len;
+	if (rc < 0) {
+		src_lib_error(s, rc);
+		return NULL;
+	}
+	return log;
+}
+
+void src_refuse(const struct src *s, const char *takes)
+{
+	cli_error(s->name, "%s; --file takes %s", s->what, takes);
+}
