@@ -24,24 +24,6 @@ const struct poptOption stat_options[] = {
 	POPT_TABLEEND
 };
 
-/* created_ns as ISO 8601 in the local time zone, to the second. */
-static void iso_time(char *buf, size_t size, int64_t ns)
-{
-	time_t t = (time_t)(ns >= 0 ? ns / 1000000000 : -((-ns + 999999999) / 1000000000));
-	struct tm tm;
-	char zone[8];
-	size_t n;
-
-	if (!localtime_r(&t, &tm) ||
-	    !(n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm)) ||
-	    !strftime(zone, sizeof(zone), "%z", &tm) || strlen(zone) != 5) {
-		snprintf(buf, size, "@%lld", (long long)t);
-		return;
-	}
-	/* +hhmm as +hh:mm, as dmesg's iso format writes it */
-	snprintf(buf + n, size - n, "%.3s:%s", zone, zone + 3);
-}
-
 /* 1048576 as "1.0 MiB", for the human output only. */
 static void human_size(char *buf, size_t size, uint64_t v)
 {
@@ -101,7 +83,8 @@ static int print_stat(const char *path, int is_dump, const struct kmsg_stat *st,
 	double pct = st->data_size ? 100.0 * (double)st->used / (double)st->data_size : 0;
 
 	cli_ring_hex(id, st->ring_id);
-	iso_time(created, sizeof(created), st->created_ns);
+	/* ISO 8601 in the local time zone, to the second */
+	kmsg_fmt_time(created, sizeof(created), st->created_ns, KMSG_TIME_SHORT_ISO, 0);
 
 	if (json) {
 		char *jpath = json_escaped(path);

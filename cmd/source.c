@@ -12,8 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char log_magic[8] = "KMSGRNG\x1a";
-
 /*
  * Bytes plain text has next to none of, dmesg's included (dmesg -r
  * escapes its own): NUL and the C0 controls but backspace, tab, newline,
@@ -87,7 +85,7 @@ static int backup_magic(int fd, const struct stat *st)
 	unsigned char m[8];
 
 	return st->st_size >= 4096 && st->st_size % 4096 == 0 &&
-	       read_full(fd, m, 8, st->st_size - 128) == 8 && memcmp(m, log_magic, 8) == 0;
+	       read_full(fd, m, 8, st->st_size - 128) == 8 && memcmp(m, KMSG_LOG_MAGIC, 8) == 0;
 }
 
 int src_open(struct src *s, const char *path)
@@ -133,7 +131,7 @@ int src_open(struct src *s, const char *path)
 		s->head_len = (size_t)n;
 	else
 		memcpy(s->head, first, (size_t)n); /* looked at, not handed back */
-	if (n >= 8 && memcmp(s->head, log_magic, 8) == 0)
+	if (n >= 8 && memcmp(s->head, KMSG_LOG_MAGIC, 8) == 0)
 		s->kind = SRC_LOG;
 	else if (!s->stream && backup_magic(s->fd, &st))
 		s->kind = SRC_LOG;  /* its first page torn: the library reads the copy */

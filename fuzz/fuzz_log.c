@@ -102,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(img, data, size);
 	if (size == 0 || !(data[0] & 1)) {
 		struct kmsg_static *h = (void *)img;
-		memcpy(h->magic, KMSG_MAGIC, 8);
+		memcpy(h->magic, KMSG_LOG_MAGIC, 8);
 		h->version = v1 ? KMSG_FORMAT_V1 : KMSG_FORMAT_VERSION;
 		h->header_size = HDR_SIZE;
 		h->incompat = 0;

@@ -851,7 +851,7 @@ out:
 /* The log header's own checks, before its size claim is believed. */
 static int header_ok(const struct kmsg_hdr_v1 *h)
 {
-	return memcmp(h->s.magic, KMSG_MAGIC, 8) == 0 &&
+	return memcmp(h->s.magic, KMSG_LOG_MAGIC, 8) == 0 &&
 	       kmsg__hdr_crc(&h->s) == h->s.header_crc &&
 	       h->s.file_size >= 4096 && h->s.file_size <= KMSG_MAX_SIZE &&
 	       h->s.file_size % PAGE == 0;
@@ -998,7 +998,7 @@ static int open_input(struct kmsg_log **out, int fd, const void *head,
 			goto out;
 		}
 		if ((size_t)n != sizeof(first) - 2 ||
-		    memcmp(first, KMSG_MAGIC, sizeof(first)) != 0) {
+		    memcmp(first, KMSG_LOG_MAGIC, sizeof(first)) != 0) {
 			err = KMSG_ENOTLOG;
 			goto out;
 		}

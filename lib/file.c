@@ -41,7 +41,7 @@ static int check_static(const struct kmsg_static *h, uint64_t st_size, int short
 {
 	uint64_t min;
 
-	if (memcmp(h->magic, KMSG_MAGIC, 8) != 0)
+	if (memcmp(h->magic, KMSG_LOG_MAGIC, 8) != 0)
 		return KMSG_ENOTLOG;
 	if (kmsg__hdr_crc(h) != h->header_crc)
 		return KMSG_ECORRUPT;
@@ -446,7 +446,7 @@ int kmsg__file_read_static(int fd, struct kmsg_static *h, uint64_t *size)
 	*size = (uint64_t)st.st_size;
 	if (*size < HDR_STATIC) {
 		char m[8];
-		return pread(fd, m, 8, 0) == 8 && !memcmp(m, KMSG_MAGIC, 8)
+		return pread(fd, m, 8, 0) == 8 && !memcmp(m, KMSG_LOG_MAGIC, 8)
 			? KMSG_ECORRUPT : KMSG_ENOTLOG;
 	}
 	if (pread(fd, h, HDR_STATIC, 0) != HDR_STATIC)
@@ -728,7 +728,7 @@ static void init_new(struct kmsg_static *s, struct kmsg_dyn *d, struct kmsg_aux 
 	uint64_t boot = kmsg__read_boot_id(), id;
 
 	memset(s, 0, sizeof(*s));
-	memcpy(s->magic, KMSG_MAGIC, 8);
+	memcpy(s->magic, KMSG_LOG_MAGIC, 8);
 	s->version = KMSG_FORMAT_VERSION;
 	s->header_size = HDR_SIZE;
 	s->file_size = o->size;

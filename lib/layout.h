@@ -27,7 +27,6 @@
 #error "libkmsg supports little-endian hosts only"
 #endif
 
-#define KMSG_MAGIC          "KMSGRNG\x1a"
 #define KMSG_FORMAT_V1      1u
 #define KMSG_FORMAT_VERSION 2u
 /* Incompatible features (static field incompat): a reader that lacks one

@@ -1907,3 +1907,44 @@ Test(format, json_record_keys_are_limited)
 	buf_free(&b);
 	kmsg_fmt_free(f);
 }
+
+/*
+ * A time alone, as stat and programs show one (kmsg_fmt_time): the same
+ * bytes as in a record's line, in a POSIX TZ string's zone (no tzdata
+ * needed) and in UTC.
+ */
+Test(format, a_time_alone_in_each_wall_clock_format)
+{
+	static const struct { enum kmsg_time_format tf; unsigned flags; const char *want; } cases[] = {
+		{ KMSG_TIME_SHORT_ISO, 0, "2024-05-12T11:27:01+02:00" },
+		{ KMSG_TIME_SHORT_ISO_PRECISE, 0, "2024-05-12T11:27:01.234567+02:00" },
+		{ KMSG_TIME_ISO, 0, "2024-05-12T11:27:01,234567+02:00" },
+		{ KMSG_TIME_CTIME, 0, "Sun May 12 11:27:01 2024" },
+		{ KMSG_TIME_SHORT_PRECISE, 0, "May 12 11:27:01.234567" },
+		{ KMSG_TIME_SHORT_UNIX, 0, "1715506021.234567" },
+		{ KMSG_TIME_SHORT_ISO, KMSG_FMT_UTC, "2024-05-12T09:27:01+00:00" },
+		{ KMSG_TIME_CTIME, KMSG_FMT_UTC, "Sun May 12 09:27:01 2024" },
+	};
+	/* 2024-05-12 09:27:01.234567891 UTC */
+	int64_t ns = INT64_C(1715506021) * 1000000000 + 234567891;
+	char buf[48];
+
+	set_tz("CET-1CEST,M3.5.0,M10.5.0/3");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int n = kmsg_fmt_time(buf, sizeof(buf), ns, cases[i].tf, cases[i].flags);
+
+		cr_assert_eq(n, (int)strlen(cases[i].want), "case %zu: %d", i, n);
+		cr_assert_str_eq(buf, cases[i].want);
+	}
+	cr_assert_eq(kmsg_fmt_time(buf, 25, ns, KMSG_TIME_SHORT_ISO, 0), KMSG_EINVAL,
+		     "no room for the NUL");
+	cr_assert_eq(kmsg_fmt_time(buf, 26, ns, KMSG_TIME_SHORT_ISO, 0), 25);
+	cr_assert_eq(kmsg_fmt_time(buf, sizeof(buf), ns, KMSG_TIME_MONO, 0), KMSG_EINVAL,
+		     "a time since boot is not a wall-clock time");
+	cr_assert_eq(kmsg_fmt_time(buf, sizeof(buf), ns, KMSG_TIME_ISO, KMSG_FMT_DECODE),
+		     KMSG_EINVAL);
+	/* before 1970: the second is floored, the fraction counts up */
+	set_tz("UTC0");
+	cr_assert_eq(kmsg_fmt_time(buf, sizeof(buf), -1, KMSG_TIME_SHORT_ISO_PRECISE, 0), 32);
+	cr_assert_str_eq(buf, "1969-12-31T23:59:59.999999+00:00");
+}

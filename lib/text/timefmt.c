@@ -179,3 +179,43 @@ char *kmsg__put_iso_utc_ns(char *p, int64_t ns)
 	*p++ = 'Z';
 	return p;
 }
+
+int kmsg_fmt_time(char *buf, size_t size, int64_t real_ns, enum kmsg_time_format tf,
+		  unsigned flags)
+{
+	struct kmsg__tm_cache c = { .utc = (flags & KMSG_FMT_UTC) != 0 };
+	int64_t sec = kmsg__floor_div(real_ns, 1000000000);
+	unsigned usec = (unsigned)((real_ns - sec * 1000000000) / 1000);
+	char tmp[64], *p = tmp;
+	const struct tm *tm;
+
+	if (buf == NULL || (flags & ~(unsigned)KMSG_FMT_UTC))
+		return KMSG_EINVAL;
+	tm = kmsg__local_tm(&c, sec);
+	switch (tf) {
+	case KMSG_TIME_CTIME:
+		p = kmsg__put_ctime(p, tm);
+		break;
+	case KMSG_TIME_ISO:
+		p = kmsg__put_iso(p, tm, usec);
+		break;
+	case KMSG_TIME_SHORT_ISO:
+	case KMSG_TIME_SHORT_ISO_PRECISE:
+		p = kmsg__put_iso_short(p, tm, tf == KMSG_TIME_SHORT_ISO ? -1 : (long)usec);
+		break;
+	case KMSG_TIME_SHORT_PRECISE:
+		p = kmsg__put_syslog_time(p, tm, (long)usec);
+		break;
+	case KMSG_TIME_SHORT_UNIX:
+		p = put_i64(p, sec);
+		p = put_usec(p, '.', usec);
+		break;
+	default:
+		return KMSG_EINVAL;
+	}
+	if ((size_t)(p - tmp) >= size)
+		return KMSG_EINVAL;
+	memcpy(buf, tmp, (size_t)(p - tmp));
+	buf[p - tmp] = '\0';
+	return (int)(p - tmp);
+}

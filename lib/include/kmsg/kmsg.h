@@ -35,6 +35,9 @@ extern "C" {
  * KMSG_VERSION_STRING (kmsg/version.h) is the one it was compiled against. */
 const char *kmsg_version(void);
 
+/* The first 8 bytes of a log file (kmsg(5)); a dump's are gzip's. */
+#define KMSG_LOG_MAGIC "KMSGRNG\x1a"
+
 /* Errors of libkmsg's own; system errors are returned as -errno. */
 enum {
 	KMSG_ENOTLOG   = -1000, /* the file is not a kmsg log (bad magic) */
@@ -712,6 +715,21 @@ struct kmsg_fmt_opts {
  * carries no caller, or KMSG_EINVAL (buf too small).
  */
 int kmsg_fmt_caller(char *buf, size_t size, const struct kmsg_record *rec);
+
+/*
+ * A wall-clock time (real_ns, CLOCK_REALTIME nanoseconds) alone, as the
+ * records show it in the time format tf: KMSG_TIME_CTIME ("Sun May 12
+ * 11:27:01 2024"), KMSG_TIME_ISO ("2024-05-12T11:27:01,234567+02:00"),
+ * KMSG_TIME_SHORT_ISO ("2024-05-12T11:27:01+02:00"),
+ * KMSG_TIME_SHORT_ISO_PRECISE, KMSG_TIME_SHORT_PRECISE ("May 12
+ * 11:27:01.234567") or KMSG_TIME_SHORT_UNIX ("1715505221.234567", not
+ * padded); in the local time zone, or in UTC with flags KMSG_FMT_UTC (the
+ * one flag it takes).  Written into buf (size bytes, 48 are always
+ * enough) with a NUL.  Returns the length, or KMSG_EINVAL for another
+ * format or flag, or buf too small.
+ */
+int kmsg_fmt_time(char *buf, size_t size, int64_t real_ns, enum kmsg_time_format tf,
+		  unsigned flags);
 
 struct kmsg_fmt;
 
