@@ -1093,7 +1093,7 @@ static int inflate_skip(struct gz_in *g, uint64_t n, unsigned char *chunk, int *
  * data area (see THE LAYOUT above: the dump's head is D - X, and D exceeds
  * X by at most 8L and a page), so this inflates a few KiB of any dump.
  */
-int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t head_len)
+static int dump_stat(struct kmsg_stat *st, int fd, const void *head, size_t head_len)
 {
 	struct gz_in g;
 	struct kmsg_hdr_v1 h;
@@ -1206,4 +1206,17 @@ out:
 	free(chunk);
 	free(rec);
 	return err;
+}
+
+int kmsg_dump_stat_fd_sized(struct kmsg_stat *st, size_t size, int fd, const void *head,
+			    size_t head_len)
+{
+	struct kmsg_stat mine;
+	int rc;
+
+	if (!st || size < KMSG__STAT_SIZE_1)
+		return KMSG_EINVAL;
+	rc = dump_stat(&mine, fd, head, head_len);
+	kmsg__put_sized(st, size, &mine, sizeof(mine));
+	return rc;
 }

@@ -24,6 +24,7 @@
 
 #include <kmsg/kmsg.h>
 #include "layout.h"
+#include "sized.h"
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -781,11 +781,12 @@ static int of_boot(const struct rec_hdr *hd, const void *arg)
  * before the answer is the last of boot k + 2.  So each boot costs one
  * bisection, O(log n) record reads, whatever the log's size.
  */
-int kmsg_log_boots(struct kmsg_boot *boots, size_t n, struct kmsg_log *log)
+int kmsg_log_boots_sized(struct kmsg_boot *boots, size_t n, size_t size,
+			 struct kmsg_log *log)
 {
 	size_t k = 0;
 
-	if (!log || (n && !boots))
+	if (!log || (n && !boots) || size < KMSG__BOOT_SIZE_1)
 		return KMSG_EINVAL;
 	if (n > INT_MAX)
 		n = INT_MAX;
@@ -802,19 +803,21 @@ int kmsg_log_boots(struct kmsg_boot *boots, size_t n, struct kmsg_log *log)
 		bisect_by(log, w.head, w.end, never, NULL, &hd, &prev, &prev_hd);
 		while (prev != UINT64_MAX && k < n) {
 			uint64_t id = prev_hd.boot_id, start;
-
-			boots[k] = (struct kmsg_boot){
+			struct kmsg_boot b = {
 				.boot_id = id,
 				.last_seq = prev_hd.seq,
 				.last_real_ns = prev_hd.real_ns,
 			};
+
 			start = bisect_by(log, w.head, upper, of_boot, &id, &hd, &prev, &prev_hd);
 			if (start >= upper) {
 				again = 1;  /* overtaken while looking */
 				break;
 			}
-			boots[k].first_seq = hd.seq;
-			boots[k].first_real_ns = hd.real_ns;
+			b.first_seq = hd.seq;
+			b.first_real_ns = hd.real_ns;
+			/* the caller's elements are size bytes apart */
+			kmsg__put_sized((char *)boots + k * size, size, &b, sizeof(b));
 			k++;
 			upper = start;
 		}

@@ -206,14 +206,12 @@ void kmsg_log_close(struct kmsg_log *log)
 	free(log);
 }
 
-int kmsg_log_stat(struct kmsg_stat *st, struct kmsg_log *log)
+static int log_stat(struct kmsg_stat *st, struct kmsg_log *log)
 {
 	struct window w;
 	uint64_t pos;
 	int n;
 
-	if (!st || !log)
-		return KMSG_EINVAL;
 	memset(st, 0, sizeof(*st));
 	st->file_size = log->map_size;
 	st->data_size = log->data_size;
@@ -247,4 +245,16 @@ int kmsg_log_stat(struct kmsg_stat *st, struct kmsg_log *log)
 	if (n == 1)
 		st->first_seq = st->next_seq;  /* writers overtook us */
 	return n < 0 ? n : 0;
+}
+
+int kmsg_log_stat_sized(struct kmsg_stat *st, size_t size, struct kmsg_log *log)
+{
+	struct kmsg_stat mine;
+	int rc;
+
+	if (!st || !log || size < KMSG__STAT_SIZE_1)
+		return KMSG_EINVAL;
+	rc = log_stat(&mine, log);
+	kmsg__put_sized(st, size, &mine, sizeof(mine));
+	return rc;
 }

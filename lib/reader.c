@@ -77,13 +77,26 @@ uint64_t kmsg_reader_position(const struct kmsg_reader *r)
 	return p;
 }
 
-int kmsg_reader_next(struct kmsg_reader *r, struct kmsg_record *rec)
+static int reader_next(struct kmsg_reader *r, struct kmsg_record *rec)
 {
-	if (!r || !rec)
-		return KMSG_EINVAL;
 	if (r->join)
 		return kmsg__join_next(r->join, &r->it, rec);
 	return kmsg__iter_next(&r->it, rec);
+}
+
+int kmsg_reader_next_sized(struct kmsg_reader *r, struct kmsg_record *rec, size_t size)
+{
+	struct kmsg_record mine;
+	int rc;
+
+	if (!r || !rec || size < KMSG__RECORD_SIZE_1)
+		return KMSG_EINVAL;
+	if (size == sizeof(mine))
+		return reader_next(r, rec);
+	rc = reader_next(r, &mine);
+	if (rc == 1)
+		kmsg__put_sized(rec, size, &mine, sizeof(mine));
+	return rc;
 }
 
 void kmsg_reader_flush(struct kmsg_reader *r, int64_t older_than_real_ns)

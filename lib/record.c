@@ -170,13 +170,15 @@ void kmsg__fields_put(unsigned char *p, const struct kmsg_entry *e)
 	}
 }
 
-int kmsg_field_next(struct kmsg_field *f, const struct kmsg_record *rec, size_t *pos)
+int kmsg_field_next_sized(struct kmsg_field *f, const struct kmsg_record *rec, size_t size,
+			  size_t *pos)
 {
 	const unsigned char *p;
 	uint16_t l;
 	size_t k;
 
-	if (!f || !rec || !pos)
+	/* a caller's record of a later version begins with this one */
+	if (!f || !rec || !pos || size < KMSG__RECORD_SIZE_1)
 		return KMSG_EINVAL;
 	if (*pos >= rec->fields_len)
 		return 0;

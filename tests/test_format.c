@@ -1948,3 +1948,33 @@ Test(format, a_time_alone_in_each_wall_clock_format)
 	cr_assert_eq(kmsg_fmt_time(buf, sizeof(buf), -1, KMSG_TIME_SHORT_ISO_PRECISE, 0), 32);
 	cr_assert_str_eq(buf, "1969-12-31T23:59:59.999999+00:00");
 }
+
+/* The parsers fill a record of a later header as one of theirs, zeros
+ * after it (kmsg.h, "Structs that grow"). */
+Test(format, parsers_fill_a_later_record_and_zero_the_rest)
+{
+	struct { struct kmsg_record r; uint64_t added[2]; } later;
+	struct kmsg_record rec;
+	static const char line[] = "<6>[    1.500000] usb 1-1: new device";
+	struct kmsg_devkmsg *p;
+
+	memset(&later, 0xaa, sizeof(later));
+	cr_assert_eq(kmsg_dmesg_parse(&rec, line, sizeof(line) - 1, 0), 1);
+	cr_assert_eq(kmsg_dmesg_parse_sized(&later.r, sizeof(later), line, sizeof(line) - 1,
+					    0, 0), 1);
+	cr_assert(later.r.level == rec.level && later.r.facility == rec.facility &&
+		  later.r.boot_ns == rec.boot_ns && later.r.text_len == rec.text_len &&
+		  later.r.text == rec.text);
+	cr_assert(later.added[0] == 0 && later.added[1] == 0);
+
+	memset(&later, 0xaa, sizeof(later));
+	cr_assert_eq(kmsg_devkmsg_new(&p, 0), 0);
+	cr_assert_eq(kmsg_devkmsg_feed_sized(&later.r, sizeof(later), p, "6,1,5,-;hello", 13), 0);
+	cr_assert_eq(kmsg_devkmsg_end_sized(&later.r, sizeof(later), p), 1);
+	cr_assert(later.r.seq == 1 && later.r.text_len == 5 &&
+		  memcmp(later.r.text, "hello", 5) == 0);
+	cr_assert(later.added[0] == 0 && later.added[1] == 0);
+	cr_assert_eq(kmsg_dmesg_parse_sized(&rec, 16, line, sizeof(line) - 1, 0, 0),
+		     KMSG_EINVAL, "a size below the first version's is refused");
+	kmsg_devkmsg_free(p);
+}

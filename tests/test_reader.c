@@ -879,3 +879,108 @@ Test(reader, the_oldest_boot_starts_at_the_oldest_record_left)
 	cr_assert_eq(kmsg_log_boots(b, 4, log), 1);
 	kmsg_log_close(log);
 }
+
+/*
+ * Structs that grow (kmsg.h): a program built with a later header, whose
+ * record, stat and boot structs have fields this library lacks, gets
+ * every field this library knows as a program of its own version does,
+ * and zeros in the rest (here filled with 0xaa first); one built with a
+ * header older than the first version is refused, not written past.  The
+ * later structs are this version's with fields after it, passed with
+ * their size to the _sized functions as the macros of that header would.
+ */
+struct later_record { struct kmsg_record r; uint64_t added[3]; };
+struct later_stat { struct kmsg_stat s; uint64_t added[2]; };
+struct later_boot { struct kmsg_boot b; uint64_t added; };
+
+static int all_zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i])
+			return 0;
+	return 1;
+}
+
+static void same_record(const struct kmsg_record *x, const struct kmsg_record *y)
+{
+	cr_assert(x->seq == y->seq && x->real_ns == y->real_ns && x->boot_ns == y->boot_ns &&
+		  x->boot_id == y->boot_id && x->pid == y->pid && x->caller == y->caller &&
+		  x->facility == y->facility && x->level == y->level && x->flags == y->flags &&
+		  x->lost == y->lost && x->damaged == y->damaged && x->seq_id == y->seq_id);
+	cr_assert(x->text_len == y->text_len && memcmp(x->text, y->text, x->text_len) == 0);
+	cr_assert(x->fields_len == y->fields_len &&
+		  (!x->fields_len || memcmp(x->fields, y->fields, x->fields_len) == 0));
+}
+
+Test(reader, a_program_of_a_later_header_gets_what_this_library_knows_and_zeros)
+{
+	struct kmsg_log *log = tu_create("grow.log", 1 << 16, 0);
+	struct kmsg_reader *a, *b;
+	struct kmsg_record rec;
+	struct later_record later;
+	struct kmsg_stat st;
+	struct later_stat lst;
+	struct kmsg_boot boot[2];
+	struct later_boot lboot[2];
+	struct kmsg_field f;
+	const char *out1, *out2;
+	struct kmsg_fmt *fmt;
+	char copy[256];
+	size_t pos = 0;
+	int n1, n2;
+
+	tu_append(log, "first");
+	tu_append(log, "second");
+	cr_assert_eq(kmsg_reader_new(&a, log, 0), 0);
+	cr_assert_eq(kmsg_reader_new(&b, log, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		memset(&later, 0xaa, sizeof(later));
+		cr_assert_eq(kmsg_reader_next(a, &rec), 1);
+		cr_assert_eq(kmsg_reader_next_sized(b, &later.r, sizeof(later)), 1);
+		same_record(&later.r, &rec);
+		cr_assert(all_zero(later.added, sizeof(later.added)));
+		cr_assert_eq(kmsg_field_next_sized(&f, &later.r, sizeof(later), &pos), 0);
+	}
+	cr_assert_eq(kmsg_fmt_new(&fmt, NULL), 0);
+	n1 = kmsg_fmt_record(&out1, fmt, &rec);
+	cr_assert(n1 > 0 && (size_t)n1 < sizeof(copy));
+	memcpy(copy, out1, (size_t)n1);
+	kmsg_fmt_free(fmt);
+	cr_assert_eq(kmsg_fmt_new(&fmt, NULL), 0);
+	n2 = kmsg_fmt_record_sized(&out2, fmt, &later.r, sizeof(later));
+	cr_assert(n2 == n1 && memcmp(copy, out2, (size_t)n1) == 0,
+		  "a later record renders as this version's");
+	kmsg_fmt_free(fmt);
+
+	memset(&lst, 0xaa, sizeof(lst));
+	cr_assert_eq(kmsg_log_stat(&st, log), 0);
+	cr_assert_eq(kmsg_log_stat_sized(&lst.s, sizeof(lst), log), 0);
+	cr_assert(lst.s.next_seq == st.next_seq && lst.s.first_seq == st.first_seq &&
+		  lst.s.seq_id == st.seq_id && lst.s.prev2_seq_id == st.prev2_seq_id &&
+		  memcmp(lst.s.ring_id, st.ring_id, sizeof(st.ring_id)) == 0);
+	cr_assert(all_zero(lst.added, sizeof(lst.added)));
+
+	memset(lboot, 0xaa, sizeof(lboot));
+	cr_assert_eq(kmsg_log_boots(boot, 2, log), 1);
+	cr_assert_eq(kmsg_log_boots_sized(&lboot[0].b, 2, sizeof(lboot[0]), log), 1);
+	cr_assert(lboot[0].b.boot_id == boot[0].boot_id &&
+		  lboot[0].b.first_seq == boot[0].first_seq &&
+		  lboot[0].b.last_seq == boot[0].last_seq &&
+		  lboot[0].b.first_real_ns == boot[0].first_real_ns &&
+		  lboot[0].b.last_real_ns == boot[0].last_real_ns);
+	cr_assert(all_zero(&lboot[0].added, sizeof(lboot[0].added)));
+	cr_assert_eq(lboot[1].added, 0xaaaaaaaaaaaaaaaaull, "nothing past what it filled");
+
+	/* older than the first version: refused, nothing written */
+	memset(&rec, 0x55, sizeof(rec));
+	cr_assert_eq(kmsg_reader_next_sized(a, &rec, offsetof(struct kmsg_record, seq_id)),
+		     KMSG_EINVAL);
+	cr_assert_eq(((unsigned char *)&rec)[0], 0x55);
+	cr_assert_eq(kmsg_log_stat_sized(&st, 8, log), KMSG_EINVAL);
+	cr_assert_eq(kmsg_log_boots_sized(boot, 2, 8, log), KMSG_EINVAL);
+	kmsg_reader_free(a);
+	kmsg_reader_free(b);
+	kmsg_log_close(log);
+}

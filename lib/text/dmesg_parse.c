@@ -144,8 +144,8 @@ static const char *parse_caller(const char *p, const char *end, uint32_t *caller
  * time stays text, where dmesg drops the '['.  The caller column of dmesg
  * 2.40 and later after it is read as parse_caller() says.
  */
-int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
-			   size_t len, int64_t boot_real_ns, unsigned flags)
+static int dmesg_parse(struct kmsg_record *rec, const char *line,
+		       size_t len, int64_t boot_real_ns, unsigned flags)
 {
 	const char *p, *end, *q;
 	unsigned fac = KMSG_PRIO_NONE, lev = KMSG_PRIO_NONE;
@@ -204,10 +204,20 @@ int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
 	return 1;
 }
 
-int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
-		     int64_t boot_real_ns)
+int kmsg_dmesg_parse_sized(struct kmsg_record *rec, size_t size, const char *line,
+			   size_t len, int64_t boot_real_ns, unsigned flags)
 {
-	return kmsg_dmesg_parse_flags(rec, line, len, boot_real_ns, 0);
+	struct kmsg_record mine;
+	int rc;
+
+	if (rec == NULL || size < KMSG__RECORD_SIZE_1)
+		return KMSG_EINVAL;
+	if (size == sizeof(mine))
+		return dmesg_parse(rec, line, len, boot_real_ns, flags);
+	rc = dmesg_parse(&mine, line, len, boot_real_ns, flags);
+	if (rc == 1)
+		kmsg__put_sized(rec, size, &mine, sizeof(mine));
+	return rc;
 }
 
 /*

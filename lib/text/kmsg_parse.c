@@ -324,7 +324,7 @@ static int field(struct kmsg_devkmsg *p, struct devkmsg_rec *r, const char *s, s
 }
 
 /* Hands out the record being read (r[cur]): 1, and the buffers swap. */
-static int hand_out(struct kmsg_record *rec, struct kmsg_devkmsg *p)
+static int hand_out(struct kmsg_record *rec, size_t size, struct kmsg_devkmsg *p)
 {
 	struct devkmsg_rec *r = &p->r[p->cur];
 
@@ -340,18 +340,18 @@ static int hand_out(struct kmsg_record *rec, struct kmsg_devkmsg *p)
 		r->rec.real_ns = (b > 0 && base > INT64_MAX - b) ||
 				 (b < 0 && base < INT64_MIN - b) ? base : base + b;
 	}
-	*rec = r->rec;
+	kmsg__put_sized(rec, size, &r->rec, sizeof(r->rec));
 	p->cur ^= 1;
 	p->pending = 0;
 	return 1;
 }
 
-int kmsg_devkmsg_feed(struct kmsg_record *rec, struct kmsg_devkmsg *p,
-		      const char *line, size_t len)
+int kmsg_devkmsg_feed_sized(struct kmsg_record *rec, size_t size, struct kmsg_devkmsg *p,
+			    const char *line, size_t len)
 {
 	int handed = 0, rc;
 
-	if (rec == NULL || p == NULL || (line == NULL && len))
+	if (rec == NULL || size < KMSG__RECORD_SIZE_1 || p == NULL || (line == NULL && len))
 		return KMSG_EINVAL;
 	p->why = NULL;
 	if (len && line[len - 1] == '\n')
@@ -371,7 +371,7 @@ int kmsg_devkmsg_feed(struct kmsg_record *rec, struct kmsg_devkmsg *p,
 		return rc < 0 ? rc : 0;
 	}
 	if (p->pending)
-		handed = hand_out(rec, p);
+		handed = hand_out(rec, size, p);
 	rc = header(p, &p->r[p->cur], line, len);
 	if (rc < 0)
 		return rc;
@@ -380,11 +380,11 @@ int kmsg_devkmsg_feed(struct kmsg_record *rec, struct kmsg_devkmsg *p,
 	return handed;
 }
 
-int kmsg_devkmsg_end(struct kmsg_record *rec, struct kmsg_devkmsg *p)
+int kmsg_devkmsg_end_sized(struct kmsg_record *rec, size_t size, struct kmsg_devkmsg *p)
 {
-	if (rec == NULL || p == NULL)
+	if (rec == NULL || size < KMSG__RECORD_SIZE_1 || p == NULL)
 		return KMSG_EINVAL;
 	p->why = NULL;
 	p->skipping = 0;
-	return p->pending ? hand_out(rec, p) : 0;
+	return p->pending ? hand_out(rec, size, p) : 0;
 }

@@ -308,11 +308,12 @@ static char *put_fields(struct kmsg_fmt *f, char *p,
 	return p;
 }
 
-int kmsg_fmt_caller(char *buf, size_t size, const struct kmsg_record *rec)
+int kmsg_fmt_caller_sized(char *buf, size_t size, const struct kmsg_record *rec,
+			  size_t rec_size)
 {
 	char tmp[12], *p = tmp;
 
-	if (buf == NULL || rec == NULL || size == 0)
+	if (buf == NULL || rec == NULL || size == 0 || rec_size < KMSG__RECORD_SIZE_1)
 		return KMSG_EINVAL;
 	if (rec->flags & KMSG_KERNEL_CALLER) {
 		/* the kernel's encoding: the top bit marks a CPU */
@@ -1176,12 +1177,13 @@ void kmsg_fmt_free(struct kmsg_fmt *f)
  * call.  Returns its length, -ENOMEM, KMSG_EINVAL for bad arguments, or
  * KMSG_ECORRUPT if rec's field area is malformed.
  */
-int kmsg_fmt_record(const char **out, struct kmsg_fmt *f,
-		    const struct kmsg_record *rec)
+int kmsg_fmt_record_sized(const char **out, struct kmsg_fmt *f,
+			  const struct kmsg_record *rec, size_t size)
 {
 	int n;
 
-	if (out == NULL || f == NULL || rec == NULL ||
+	/* a caller's record of a later version begins with this one */
+	if (out == NULL || f == NULL || rec == NULL || size < KMSG__RECORD_SIZE_1 ||
 	    (rec->text == NULL && rec->text_len) ||
 	    (rec->fields == NULL && rec->fields_len))
 		return KMSG_EINVAL;

@@ -17,6 +17,7 @@
 
 #include <kmsg/kmsg.h>
 #include "numbers.h"
+#include "../sized.h"
 
 /* ---- escape.c ---- */
 

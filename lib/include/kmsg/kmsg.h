@@ -63,6 +63,22 @@ enum {
 /* Returns a static English description of any code this library returns. */
 const char *kmsg_strerror(int code);
 
+/*
+ * Structs that grow.  The structs the library fills or reads for its
+ * caller (struct kmsg_record, kmsg_stat and kmsg_boot) may gain fields at
+ * their end in later versions.  The functions that take them are macros
+ * that pass sizeof the caller's struct on to the function of the same name
+ * ending in _sized, so that a program and the library built with
+ * different versions of this header still agree: a program built with an
+ * older one is given, and is read, the fields it knows; one built with a
+ * newer one than the library it runs with gets zeros in the fields the
+ * library does not know (0 is "unknown" in every field added).  A size
+ * smaller than the first version's is KMSG_EINVAL.  Call them by the
+ * macro names; take the _sized function's address to call it through a
+ * pointer.  The structs the caller fills for the library (kmsg_entry and
+ * the *_opts) carry a version field instead.
+ */
+
 /* ------------------------------------------------------------------ */
 /* Limits and defaults                                                 */
 
@@ -211,7 +227,8 @@ struct kmsg_stat {
 };
 
 /* Fills *st from the shared header (no lock; values are a near snapshot). */
-int kmsg_log_stat(struct kmsg_stat *st, struct kmsg_log *log);
+int kmsg_log_stat_sized(struct kmsg_stat *st, size_t size, struct kmsg_log *log);
+#define kmsg_log_stat(st, log) kmsg_log_stat_sized((st), sizeof(*(st)), (log))
 
 /* One boot's records in a log, as kmsg_log_boots() finds them. */
 struct kmsg_boot {
@@ -236,7 +253,10 @@ struct kmsg_boot {
  * snapshot: writers may add records and evict
  * the oldest while it looks.
  */
-int kmsg_log_boots(struct kmsg_boot *boots, size_t n, struct kmsg_log *log);
+int kmsg_log_boots_sized(struct kmsg_boot *boots, size_t n, size_t size,
+			 struct kmsg_log *log);
+#define kmsg_log_boots(boots, n, log) \
+	kmsg_log_boots_sized((boots), (n), sizeof(*(boots)), (log))
 
 /* ------------------------------------------------------------------ */
 /* Appending                                                           */
@@ -342,8 +362,8 @@ struct kmsg_record {
 	uint64_t boot_id;       /* first 8 bytes of the writer's boot id */
 	uint32_t pid;
 	uint32_t caller;
-	unsigned facility;
-	unsigned level;
+	int facility;           /* 0..23, or KMSG_PRIO_NONE */
+	int level;              /* 0..7, or KMSG_PRIO_NONE */
 	unsigned flags;         /* KMSG_FRAGMENT, KMSG_BEGIN, KMSG_PARTIAL, KMSG_GAP,
 	                           KMSG_UNFINISHED, KMSG_KERNEL_CALLER */
 	const char *text;       /* not NUL-terminated; may hold any bytes */
@@ -361,8 +381,10 @@ struct kmsg_record {
  * field in *f and returns 1, or returns 0 at the end and KMSG_ECORRUPT if the
  * field area is malformed (which a record that passed its checksum is not).
  */
-int kmsg_field_next(struct kmsg_field *f, const struct kmsg_record *rec,
-		    size_t *pos);
+int kmsg_field_next_sized(struct kmsg_field *f, const struct kmsg_record *rec,
+			  size_t size, size_t *pos);
+#define kmsg_field_next(f, rec, pos) \
+	kmsg_field_next_sized((f), (rec), sizeof(*(rec)), (pos))
 
 /* Returns 1 if key (len bytes) follows the key rule, else 0. */
 int kmsg_key_valid(const char *key, size_t len);
@@ -460,7 +482,8 @@ int kmsg_reader_seek_time(struct kmsg_reader *r, int64_t real_ns);
  * they began, other records waiting behind an open line.  Use
  * kmsg_reader_flush() to have incomplete lines returned too.
  */
-int kmsg_reader_next(struct kmsg_reader *r, struct kmsg_record *rec);
+int kmsg_reader_next_sized(struct kmsg_reader *r, struct kmsg_record *rec, size_t size);
+#define kmsg_reader_next(r, rec) kmsg_reader_next_sized((r), (rec), sizeof(*(rec)))
 
 /*
  * For a joining reader: from now on kmsg_reader_next() also returns the
@@ -714,7 +737,10 @@ struct kmsg_fmt_opts {
  * that namespace.  Returns the length, 0 (buf "") for a record that
  * carries no caller, or KMSG_EINVAL (buf too small).
  */
-int kmsg_fmt_caller(char *buf, size_t size, const struct kmsg_record *rec);
+int kmsg_fmt_caller_sized(char *buf, size_t size, const struct kmsg_record *rec,
+			  size_t rec_size);
+#define kmsg_fmt_caller(buf, size, rec) \
+	kmsg_fmt_caller_sized((buf), (size), (rec), sizeof(*(rec)))
 
 /*
  * A wall-clock time (real_ns, CLOCK_REALTIME nanoseconds) alone, as the
@@ -759,8 +785,9 @@ void kmsg_fmt_free(struct kmsg_fmt *f);
  * newline.  The JSON record objects ignore the time format and every flag
  * but NOESCAPE.
  */
-int kmsg_fmt_record(const char **out, struct kmsg_fmt *f,
-		    const struct kmsg_record *rec);
+int kmsg_fmt_record_sized(const char **out, struct kmsg_fmt *f,
+			  const struct kmsg_record *rec, size_t size);
+#define kmsg_fmt_record(out, f, rec) kmsg_fmt_record_sized((out), (f), (rec), sizeof(*(rec)))
 int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
 
 /*
@@ -833,8 +860,8 @@ int kmsg_json_escape(char *buf, size_t size, const char *text, size_t len,
  * KMSG_KERNEL_CALLER.  Returns 1 for a record, 0 for a line that holds
  * none (empty), or KMSG_EINVAL.
  */
-int kmsg_dmesg_parse(struct kmsg_record *rec, const char *line, size_t len,
-		     int64_t boot_real_ns);
+#define kmsg_dmesg_parse(rec, line, len, boot_real_ns) \
+	kmsg_dmesg_parse_sized((rec), sizeof(*(rec)), (line), (len), (boot_real_ns), 0)
 
 #define KMSG_PRIO_NONE 0xffu /* facility or level of text that named none */
 
@@ -847,8 +874,10 @@ enum {
 };
 
 /* kmsg_dmesg_parse() with flags; 0 is kmsg_dmesg_parse(). */
-int kmsg_dmesg_parse_flags(struct kmsg_record *rec, const char *line,
+int kmsg_dmesg_parse_sized(struct kmsg_record *rec, size_t size, const char *line,
 			   size_t len, int64_t boot_real_ns, unsigned flags);
+#define kmsg_dmesg_parse_flags(rec, line, len, boot_real_ns, flags) \
+	kmsg_dmesg_parse_sized((rec), sizeof(*(rec)), (line), (len), (boot_real_ns), (flags))
 
 /*
  * Stores in *real_ns the machine's boot time (wall clock, ns since the
@@ -888,11 +917,14 @@ void kmsg_devkmsg_free(struct kmsg_devkmsg *p);
  * by the longest line and 1 MiB of fields per record (a field past that
  * is skipped).
  */
-int kmsg_devkmsg_feed(struct kmsg_record *rec, struct kmsg_devkmsg *p,
-		      const char *line, size_t len);
+int kmsg_devkmsg_feed_sized(struct kmsg_record *rec, size_t size, struct kmsg_devkmsg *p,
+			    const char *line, size_t len);
+#define kmsg_devkmsg_feed(rec, p, line, len) \
+	kmsg_devkmsg_feed_sized((rec), sizeof(*(rec)), (p), (line), (len))
 
 /* At the end of the input: 1 and the last record in *rec, or 0. */
-int kmsg_devkmsg_end(struct kmsg_record *rec, struct kmsg_devkmsg *p);
+int kmsg_devkmsg_end_sized(struct kmsg_record *rec, size_t size, struct kmsg_devkmsg *p);
+#define kmsg_devkmsg_end(rec, p) kmsg_devkmsg_end_sized((rec), sizeof(*(rec)), (p))
 
 /*
  * Why the line given to the last kmsg_devkmsg_feed() was skipped, in
@@ -973,7 +1005,10 @@ int kmsg_dump_open_fd(struct kmsg_log **out, int fd, const void *head,
  * KMSG_ENOTLOG for a file that is not gzip, KMSG_ECORRUPT for a damaged
  * header or first record.
  */
-int kmsg_dump_stat_fd(struct kmsg_stat *st, int fd, const void *head, size_t head_len);
+int kmsg_dump_stat_fd_sized(struct kmsg_stat *st, size_t size, int fd, const void *head,
+			    size_t head_len);
+#define kmsg_dump_stat_fd(st, fd, head, head_len) \
+	kmsg_dump_stat_fd_sized((st), sizeof(*(st)), (fd), (head), (head_len))
 
 #pragma GCC visibility pop
 
