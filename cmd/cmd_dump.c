@@ -91,27 +91,11 @@ int cmd_dump(int argc, const char **argv)
 	path = cli_log_path(file_opt);
 	if (path == NULL)
 		goto out;
-	rc = src_open(&src, path);
-	if (rc == -EISDIR) {
-		cli_error(src.name, "is a directory");
+	rc = src_open_for(&src, path, SRC_TAKES_LOG);
+	if (rc < 0)
 		goto out;
-	}
-	if (rc == -ENOTTY || (rc < 0 && strcmp(path, "-") == 0)) {
-		cli_error(src.name, "%s", rc == -ENOTTY ? "is a terminal; --file - "
-			  "reads a log from a pipe" : src_strerror(rc));
-		goto out;
-	}
-	if (rc == 0 && src.kind == SRC_BINARY) {
-		src_refuse(&src, "a kmsg log");
-		goto out;
-	}
-	if (rc == 0 && src.kind != SRC_LOG) {
-		cli_error(src.name, "is %s; kmsg dump reads a log",
-			  src.kind == SRC_DUMP ? "already a kmsg dump" : "not a kmsg log");
-		goto out;
-	}
 	/* a log on a pipe is copied first; cli_open_log() words the errors */
-	log = rc < 0 ? cli_open_log(path, KMSG_OPEN_READ, NULL) :
+	log = rc == 1 ? cli_open_log(path, KMSG_OPEN_READ, NULL) :
 	      src_open_log(&src, KMSG_OPEN_READ);
 	if (log == NULL)
 		goto out;

@@ -483,18 +483,10 @@ int cmd_read(int argc, const char **argv)
 		goto out;
 	}
 
-	rc = src_open(&src, path);
-	if (rc == -EISDIR || rc == -ENOTTY) {
-		cli_error(src.name, rc == -EISDIR ? "is a directory" :
-			  "is a terminal; --file - reads a log, a dump or dmesg "
-			  "text from a pipe");
+	rc = src_open_for(&src, path, SRC_TAKES_LOG | SRC_TAKES_DUMP | SRC_TAKES_TEXT);
+	if (rc < 0)
 		goto out;
-	}
-	if (rc < 0 && strcmp(path, "-") == 0) {
-		cli_error(src.name, "%s", src_strerror(rc));
-		goto out;
-	}
-	if (rc < 0) {
+	if (rc == 1) {
 		/* cli_open_log() words the error as every subcommand does */
 		log = cli_open_log(path, read_clear ? KMSG_OPEN_WRITE : 0, NULL);
 		if (log == NULL)
@@ -508,9 +500,6 @@ int cmd_read(int argc, const char **argv)
 		goto out;
 	}
 	switch (src.kind) {
-	case SRC_BINARY:
-		src_refuse(&src, "a kmsg log, a kmsg dump or dmesg text");
-		goto out;
 	case SRC_TEXT:
 		if (sel.active || sel.list_boots) {
 			cli_error(src.name, "is dmesg text, which has no boots nor an end "

@@ -192,24 +192,9 @@ int cmd_stat(int argc, const char **argv)
 	path = cli_log_path(file_opt);
 	if (path == NULL)
 		goto out;
-	rc = src_open(&src, path);
-	if (rc == -EISDIR || rc == -ENOTTY) {
-		cli_error(src.name, rc == -EISDIR ? "is a directory" :
-			  "is a terminal; --file - reads a log or a dump from a pipe");
+	rc = src_open_for(&src, path, SRC_TAKES_LOG | SRC_TAKES_DUMP);
+	if (rc < 0)
 		goto out;
-	}
-	if (rc < 0 && strcmp(path, "-") == 0) {
-		cli_error(src.name, "%s", src_strerror(rc));
-		goto out;
-	}
-	if (rc == 0 && src.kind == SRC_TEXT) {
-		cli_error(src.name, "is not a kmsg log or dump");
-		goto out;
-	}
-	if (rc == 0 && src.kind == SRC_BINARY) {
-		src_refuse(&src, "a kmsg log or a kmsg dump");
-		goto out;
-	}
 	if (rc == 0 && src.kind == SRC_DUMP) {
 		/* its header and first record tell all stat says */
 		rc = kmsg_dump_stat_fd(&st, src.fd, src.head + src.head_pos,
@@ -228,7 +213,7 @@ int cmd_stat(int argc, const char **argv)
 		goto out;
 	}
 	/* cli_open_log() words a missing or unreadable log */
-	log = rc < 0 ? cli_open_log(path, KMSG_OPEN_READ, NULL) :
+	log = rc == 1 ? cli_open_log(path, KMSG_OPEN_READ, NULL) :
 	      src_open_log(&src, KMSG_OPEN_READ);
 	if (log == NULL)
 		goto out;

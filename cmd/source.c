@@ -127,6 +127,7 @@ int src_open(struct src *s, const char *path)
 		errno = (int)-n;
 		goto fail;
 	}
+	s->empty = n == 0;
 	if (s->stream)
 		s->head_len = (size_t)n;
 	else
@@ -309,4 +310,49 @@ struct kmsg_log *src_open_log(struct src *s, unsigned flags)
 void src_refuse(const struct src *s, const char *takes)
 {
 	cli_error(s->name, "%s; --file takes %s", s->what, takes);
+}
+
+/* The kinds in takes, in words. */
+static const char *takes_words(unsigned takes)
+{
+	switch (takes) {
+	case SRC_TAKES_LOG:
+		return "a kmsg log";
+	case SRC_TAKES_LOG | SRC_TAKES_DUMP:
+		return "a kmsg log or a kmsg dump";
+	default:
+		return "a kmsg log, a kmsg dump or dmesg text";
+	}
+}
+
+int src_open_for(struct src *s, const char *path, unsigned takes)
+{
+	const char *what = takes_words(takes);
+	int rc = src_open(s, path);
+
+	if (rc == -EISDIR) {
+		cli_error(s->name, "is a directory");
+		return -1;
+	}
+	if (rc == -ENOTTY) {
+		cli_error(s->name, "is a terminal; --file - reads %s from a pipe", what);
+		return -1;
+	}
+	if (rc < 0 && strcmp(path, "-") == 0) {
+		cli_error(s->name, "%s", src_strerror(rc));
+		return -1;
+	}
+	if (rc < 0)
+		return 1;
+	if (s->kind == SRC_BINARY)
+		src_refuse(s, what);
+	else if (!(takes & (1u << s->kind)))
+		cli_error(s->name, "%s; --file takes %s",
+			  s->kind == SRC_LOG ? "is a kmsg log" :
+			  s->kind == SRC_DUMP ? "is a kmsg dump" :
+			  s->empty ? "is empty" : "holds text", what);
+	else
+		return 0;
+	src_close(s);
+	return -1;
 }

@@ -49,6 +49,7 @@ struct src {
 	int fd;
 	int kind;            /* enum src_kind */
 	int stream;          /* not a regular file: head holds its first bytes */
+	int empty;           /* nothing at all to read */
 	const char *what;    /* SRC_BINARY: what it looks like */
 	unsigned char head[SRC_BLOCK];
 	size_t head_len, head_pos;
@@ -91,6 +92,25 @@ const char *src_strerror(int rc);
  * or the system's words.
  */
 void src_read_error(const struct src *s, ssize_t rc, const char *kind);
+
+/* What a subcommand takes with --file: a mask of these. */
+enum {
+	SRC_TAKES_LOG  = 1u << SRC_LOG,
+	SRC_TAKES_DUMP = 1u << SRC_DUMP,
+	SRC_TAKES_TEXT = 1u << SRC_TEXT,
+};
+
+/*
+ * Every subcommand's way into --file: opens path as src_open() does and
+ * checks that it holds one of the kinds in takes (SRC_TAKES_*).  Returns
+ * 0 with s open; -1 after saying why not, in the same words for every
+ * subcommand (a directory, a terminal, a closed standard input, binary
+ * data, or a kind it does not take: "NAME: is a kmsg dump; --file takes a
+ * kmsg log"); 1 when path cannot be opened at all (missing, unreadable):
+ * the caller then opens it with cli_open_log(), which words that as for a
+ * log.
+ */
+int src_open_for(struct src *s, const char *path, unsigned takes);
 
 /* Closes the input (standard input too).  Safe to call twice. */
 void src_close(struct src *s);

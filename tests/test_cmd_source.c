@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -97,4 +98,27 @@ Test(source, text_stops_where_it_turns_binary)
 	src_close(&s);
 	free(p);
 	free(buf);
+}
+
+/* What every subcommand says of a --file it does not take. */
+Test(source, a_kind_not_taken_is_refused_in_the_same_words, .init = cr_redirect_stderr)
+{
+	static const unsigned char gz[] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0 };
+	struct kmsg_log *log = tu_create("b.log", 1 << 16, 0);
+	struct src s;
+	char want[1024], dump[512];
+
+	/* tu_path()'s buffer is reused: keep the name */
+	snprintf(dump, sizeof(dump), "%s", file("d.gz", gz, sizeof(gz)));
+	kmsg_log_close(log);
+	cr_assert_eq(src_open_for(&s, tu_path("b.log"), SRC_TAKES_LOG), 0);
+	cr_assert_eq(s.kind, SRC_LOG);
+	src_close(&s);
+	cr_assert_eq(src_open_for(&s, tu_path("missing"), SRC_TAKES_LOG), 1,
+		     "left for cli_open_log() to word");
+	cr_assert_eq(src_open_for(&s, dump, SRC_TAKES_LOG), -1);
+	cr_assert_eq(s.fd, -1, "closed when refused");
+	fflush(stderr);
+	snprintf(want, sizeof(want), "kmsg: %s: is a kmsg dump; --file takes a kmsg log\n", dump);
+	cr_assert_stderr_eq_str(want);
 }

@@ -97,7 +97,7 @@ expect_grep "^kmsg: /dev/zero: holds only NUL bytes; --file takes a kmsg log" "$
 
 case_ "a dump is not dumped again"
 expect_status 1 "$KMSG" dump -F "$T/a.gz" -o "$T/x.gz"
-expect_grep "already a kmsg dump" "$T/err"
+expect_grep ": is a kmsg dump; --file takes a kmsg log" "$T/err"
 
 case_ "an output that cannot be written"
 expect_status 1 "$KMSG" dump -F "$L" -o "$T/no/such/dir/x.gz"

@@ -321,7 +321,7 @@ expect_file_eq "$T/want" "$T/got"
 case_ "-F - on a terminal is refused"
 if command -v script >/dev/null; then
 	script -qec "'$KMSG' read -F -" /dev/null >"$T/tty" 2>&1 </dev/null
-	expect_grep "kmsg: standard input: is a terminal; --file - reads a log, a dump or dmesg text from a pipe" "$T/tty"
+	expect_grep "kmsg: standard input: is a terminal; --file - reads a kmsg log, a kmsg dump or dmesg text from a pipe" "$T/tty"
 fi
 
 case_ "JSON of dmesg text (2.41's schema)"
