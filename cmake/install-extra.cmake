@@ -18,12 +18,16 @@
 #   /etc/fish/completions, the directory fish keeps for the system's own
 #   administrator.  KMSG_FISH_COMPLETIONS_DIR chooses another.
 
-install(FILES ${CMAKE_CURRENT_LIST_DIR}/../man/kmsg.1
-        DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
-install(FILES ${CMAKE_CURRENT_LIST_DIR}/../man/libkmsg.3
-        DESTINATION ${CMAKE_INSTALL_MANDIR}/man3)
-install(FILES ${CMAKE_CURRENT_LIST_DIR}/../man/kmsg.5
-        DESTINATION ${CMAKE_INSTALL_MANDIR}/man5)
+# The pages' footers name the version: "kmsg @PROJECT_VERSION@" in the
+# sources, the project's version in what is installed (its one home is
+# project() in the top CMakeLists.txt).
+foreach(page kmsg.1 libkmsg.3 kmsg.5)
+  string(REGEX REPLACE ".*\\.([0-9])$" "\\1" section ${page})
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/../man/${page}
+                 ${CMAKE_BINARY_DIR}/man/${page} @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/man/${page}
+          DESTINATION ${CMAKE_INSTALL_MANDIR}/man${section})
+endforeach()
 
 install(FILES ${CMAKE_CURRENT_LIST_DIR}/../completions/kmsg.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
