@@ -107,12 +107,14 @@ for c in $commands; do
 	fi
 done
 
-# The version is written in project() and reaches the tool from there; the
-# pages' title lines must say it by hand, so they are held to the tool's.
-case_ "each page's title line names the version kmsg --version prints"
+# The version is written in project() and reaches the tool and the pages
+# made for installing (in the build directory, beside the binary) from
+# there: their title lines must say what the tool says.
+case_ "each installed page's title line names the version kmsg --version prints"
 version=$("$KMSG" --version)
 for p in kmsg.1 kmsg.5 libkmsg.3; do
-	expect_eq "$version" "$(grep -m1 '^\.TH' "$MAN/$p" | grep -o '"kmsg [^"]*"' | tr -d '"')" \
+	built=$(dirname "$KMSG")/man/$p
+	expect_eq "$version" "$(grep -m1 '^\.TH' "$built" | grep -o '"kmsg [^"]*"' | tr -d '"')" \
 		"version in $p's .TH"
 done
 
