@@ -185,6 +185,9 @@ uint64_t cli_cut_short(const char *path, const struct kmsg_stat *st);
  * ("read", "written"), and returns 1; else 0.
  */
 int cli_file_cut(const char *path, const char *what);
+/* The same question, asked quietly: 1 if so (and forgotten), else 0.
+ * Async-signal state only: safe to ask after any access. */
+int cli_bus_cut(void);
 
 /*
  * A progress line for long work, on stderr and only when stderr is a

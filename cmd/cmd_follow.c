@@ -72,9 +72,8 @@ const struct poptOption follow_options[] = {
 	POPT_TABLEEND
 };
 
-static volatile sig_atomic_t stop, waiting, bus_armed, news, waiting_news;
-static sigjmp_buf wake, bus, news_jmp;
-static sigjmp_buf *bus_target = &bus;  /* where on_bus() goes: see try_open() */
+static volatile sig_atomic_t stop, news, waiting;
+static sigjmp_buf wake;  /* in wait_for(), while waiting is set */
 
 /*
  * The path's watch: an inotify descriptor with a watch on the directory
@@ -90,35 +89,18 @@ static struct {
 } watch = { -1, -1, -1, 0, NULL, 0 };
 
 /*
- * A file cut short under the mapping raises SIGBUS on the next access to
- * a page past its end.  While the loop reads the log, that is news about
- * the file, not a crash: back to the loop, which opens the file again.
- * Anywhere else it is what it always is.  Nothing the reading was doing
- * holds a lock or half-written state that outlives the reader, which is
- * thrown away.
- */
-static void on_bus(int sig)
-{
-	if (bus_armed) {
-		/* out of the wait too, if the fault came there (it reads
-		 * the header): a later SIGURG must not jump back into it */
-		bus_armed = waiting = waiting_news = 0;
-		siglongjmp(*bus_target, 1);
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/*
- * Asks the loop to end.  If it is asleep in (or just about to enter) the
- * wait, jumps out of it: testing the flag and then sleeping would leave a
- * window in which the signal is missed.  The wait holds no lock and no
- * memory, so leaving it half-way is safe.
+ * SIGINT, SIGTERM, SIGHUP (stop) and the watcher thread's SIGURG (news:
+ * the path changed).  A flag alone could come between wait_for()'s look
+ * at the flags and its sleep, which would then last until a writer
+ * appends; so a handler that finds the process waiting jumps out of the
+ * wait (see there).
  */
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	if (sig == SIGURG)
+		news = 1;
+	else
+		stop = 1;
 	if (waiting) {
 		waiting = 0;
 		siglongjmp(wake, 1);
@@ -126,18 +108,33 @@ static void on_signal(int sig)
 }
 
 /*
- * SIGURG from the watcher thread: the path changed.  Out of the wait at
- * once, as on_signal() does and for the same reason; elsewhere the flag
- * is enough (a nap is cut short by the signal itself).
+ * Every wait of the follower: for records in r (kmsg_reader_wait()), or
+ * with r NULL a nap, of at most timeout_ms (-1: none for records).
+ * Returns what kmsg_reader_wait() does (0 for a nap), or -EINTR at once
+ * if a signal set stop or news, whenever it came.  The futex has no
+ * signal mask to swap in as it goes to sleep (ppoll's way of closing the
+ * window between the test and the sleep), so the handler jumps back here:
+ * out of a leaf that keeps nothing across the jump, and out of the
+ * library's wait, which holds no lock and no memory.
  */
-static void on_news(int sig)
+static int wait_for(struct kmsg_reader *r, int timeout_ms)
 {
-	(void)sig;
-	news = 1;
-	if (waiting_news) {
-		waiting_news = waiting = 0;
-		siglongjmp(news_jmp, 1);
+	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000 };
+	int rc = 0;
+
+	if (sigsetjmp(wake, 1))
+		return -EINTR;
+	waiting = 1;
+	if (stop || news) {
+		waiting = 0;
+		return -EINTR;
 	}
+	if (r)
+		rc = kmsg_reader_wait(r, timeout_ms);
+	else
+		nanosleep(&ts, NULL);
+	waiting = 0;
+	return rc;
 }
 
 /*
@@ -237,14 +234,16 @@ static void watch_file(const char *path)
 }
 
 /*
- * Installs the handlers (no SA_RESTART: the wait must return -EINTR),
- * starts the path's watch and, when stdout is a pipe or socket or there
- * is a watch, the watcher thread, which blocks these signals so that they
- * reach the main thread.
+ * Installs the handler (no SA_RESTART: the wait must return -EINTR; each
+ * signal blocks the others while it is handled), starts the path's watch
+ * and, when stdout is a pipe or socket or there is a watch, the watcher
+ * thread, which blocks these signals so that they reach the main thread.
+ * SIGBUS keeps cli_init()'s handler: a page cut off under the mapping
+ * reads as zeros, and drain() and try_open() look at cli_bus_cut().
  */
 static void setup_signals(const char *path)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGURG };
 	static int pipe_out;
 	struct sigaction sa;
 	struct stat st;
@@ -252,18 +251,13 @@ static void setup_signals(const char *path)
 	pthread_t t;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_bus;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, NULL);
-	sa.sa_handler = on_news;
-	sigaction(SIGURG, &sa, NULL);
-	sa.sa_handler = on_signal;
 	sigemptyset(&set);
-	sigaddset(&set, SIGURG);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		sigaction(sigs[i], &sa, NULL);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaddset(&set, sigs[i]);
-	}
+	sa.sa_handler = on_signal;
+	sa.sa_mask = set;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
 	watch.main = pthread_self();
 	watch_start(path);
 	pipe_out = fstat(STDOUT_FILENO, &st) == 0 &&
@@ -278,7 +272,7 @@ static void setup_signals(const char *path)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* The cursors: static, as fl below (see there). */
+/* The cursors of this follow (cursor.c). */
 static struct cursor cur;
 
 /* Places r where printing starts: see the -n option, and the cursors
@@ -309,11 +303,10 @@ static int position(struct kmsg_reader *r, struct kmsg_log *log,
 	return kmsg_reader_seek_seq(r, start);
 }
 
-/*
- * The log being followed.  Static: the signal handler may jump back into
- * cmd_follow(), and only objects in static storage keep their values
- * across that.
- */
+/* drain()'s *read_err for a page cut off under the mapping. */
+#define READ_CUT 2
+
+/* The log being followed, one a process, shared by the functions below. */
 static struct follow {
 	const char *path;
 	struct kmsg_log *log;
@@ -330,14 +323,20 @@ static struct follow {
  * to the first record numbered to_end or more, which it leaves unprinted,
  * so that writers faster than the output cannot keep it going for ever.
  * Returns 0, or a negative code: of the reader, with *read_err set, or of
- * writing, for out_fail().
+ * writing, for out_fail().  A page of the file cut off under the mapping
+ * (read as zeros: see setup_signals()) is KMSG_ECHANGED with *read_err
+ * READ_CUT: what came from it is not the log's, nothing of it is printed.
  */
 static int drain(struct output *o, int *read_err, uint64_t to_end)
 {
 	struct kmsg_record rec;
-	int rc;
+	int rc = 0;
 
 	while ((to_end || !stop) && (rc = kmsg_reader_next(fl.r, &rec)) != 0) {
+		if (cli_bus_cut()) {
+			*read_err = READ_CUT;
+			return KMSG_ECHANGED;
+		}
 		if (rc < 0) {
 			*read_err = 1;
 			return rc;
@@ -350,21 +349,11 @@ static int drain(struct output *o, int *read_err, uint64_t to_end)
 			return rc;
 		cur_note(&cur, &rec, kmsg_reader_position(fl.r));
 	}
+	if (cli_bus_cut()) {
+		*read_err = READ_CUT;
+		return KMSG_ECHANGED;
+	}
 	return 0;
-}
-
-/*
- * Sleeps ms milliseconds, or less if a signal comes (then stop is set, or
- * the handler jumps out).
- */
-static void nap(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	waiting = 1;
-	if (!stop)
-		nanosleep(&ts, NULL);
-	waiting = 0;
 }
 
 /*
@@ -387,29 +376,21 @@ static void close_followed(void)
 /*
  * Opens fl.path again (after a change) into fl.log and fl.r, and fills
  * *st.  The file may be changing as it is opened (a cp over it under
- * way): a SIGBUS on the way, a page cut off as it was read, comes back
- * here and gives -EAGAIN, with what was opened closed (a handle
- * kmsg_log_open() had not yet returned is lost with its mapping).
+ * way): a page cut off as it was read (a SIGBUS, read as zeros) gives
+ * -EAGAIN, with what was opened closed.
  */
 static int try_open(struct kmsg_stat *st)
 {
-	static sigjmp_buf here;
 	int rc;
 
-	if (sigsetjmp(here, 1)) {
-		bus_target = &bus;
-		close_followed();
-		return -EAGAIN;
-	}
-	bus_target = &here;
-	bus_armed = 1;
+	cli_bus_cut();  /* a cut seen before is not this file's */
 	rc = kmsg_log_open(&fl.log, fl.path, KMSG_OPEN_READ);
 	if (rc == 0)
 		rc = kmsg_reader_new(&fl.r, fl.log, KMSG_READER_JOIN);
 	if (rc == 0)
 		rc = kmsg_log_stat(st, fl.log);
-	bus_armed = 0;
-	bus_target = &bus;
+	if (cli_bus_cut())
+		rc = -EAGAIN;
 	if (rc < 0)
 		close_followed();
 	return rc;
@@ -417,7 +398,7 @@ static int try_open(struct kmsg_stat *st)
 
 static int open_followed(int fail_now, int again)
 {
-	int said = 0, rc, armed = bus_armed;
+	int said = 0, rc;
 	struct kmsg_stat st;
 
 	for (;;) {
@@ -439,11 +420,11 @@ static int open_followed(int fail_now, int again)
 			cli_error(fl.path, "no such log yet; waiting for it to appear "
 				  "(--fail-missing fails at once instead)");
 		}
-		nap(again && rc == -EAGAIN ? 50 : CHECK_MS);
+		wait_for(NULL, again && rc == -EAGAIN ? 50 : CHECK_MS);
+		news = 0;  /* the path is looked at anyway */
 		if (stop)
 			return STOPPED;
 	}
-	bus_armed = armed;
 	if (!again) {
 		if ((fl.log = cli_open_log(fl.path, 0, NULL)) == NULL)
 			return EXIT_FAIL;
@@ -542,25 +523,10 @@ static int check_path(struct output *o, int *read_err, int change)
  */
 static int follow_loop(struct output *o)
 {
-	/* static: kept across a jump back from on_bus() */
-	static int rc, timed_out, maybe_pending, read_err;
-	static int64_t activity, now, save_due;
+	int rc, timed_out = 0, maybe_pending = 1, read_err = 0;
+	int64_t activity = cli_now_ns(CLOCK_MONOTONIC), now, save_due;
 
-	timed_out = read_err = 0;
-	maybe_pending = 1;
-	activity = cli_now_ns(CLOCK_MONOTONIC);
 	fl.next_check_ns = activity + (int64_t)CHECK_MS * 1000000;
-	if (sigsetjmp(bus, 1)) {
-		/* the file ended before the mapping: open it again, as
-		 * when the next look at the path finds it resized */
-		read_err = 0;
-		rc = check_path(o, &read_err, KMSG_FILE_RESIZED);
-		if (rc)
-			return rc;
-	}
-	if (sigsetjmp(news_jmp, 1))
-		waiting = waiting_news = 0;  /* out of the wait by on_news() */
-	bus_armed = 1;
 	for (;;) {
 		int64_t due;
 		int timeout;
@@ -588,12 +554,13 @@ static int follow_loop(struct output *o)
 			 * or restored to its size after we opened it cut
 			 * short (on from where we were): the path tells */
 			int change = kmsg_log_file_changed(fl.log, fl.path);
+			int cut = read_err == READ_CUT;
 
 			read_err = 0;
 			rc = out_flush(o);
 			if (rc == 0)
-				rc = check_path(o, &read_err, change > KMSG_FILE_SAME ? change
-								   : KMSG_FILE_REWRITTEN);
+				rc = check_path(o, &read_err, change > KMSG_FILE_SAME ? change :
+						cut ? KMSG_FILE_RESIZED : KMSG_FILE_REWRITTEN);
 			if (rc)
 				return rc < 0 ? out_fail(o, rc) : rc;
 			continue;
@@ -630,15 +597,11 @@ static int follow_loop(struct output *o)
 		timeout = due == INT64_MAX ? -1 :
 			  due - now > (int64_t)INT_MAX * 1000000 ? INT_MAX :
 			  due > now ? (int)((due - now + 999999) / 1000000) : 0;
-		waiting = waiting_news = 1;
-		if (stop)
-			return STOPPED;
-		rc = news ? 0 : kmsg_reader_wait(fl.r, timeout);
-		waiting = waiting_news = 0;
+		rc = wait_for(fl.r, timeout);
 		timed_out = rc == 0 && maybe_pending &&
 			    cli_now_ns(CLOCK_MONOTONIC) >= activity + OUT_FRAGMENT_WAIT_NS;
 		if (rc == -EINTR)
-			continue;
+			continue;  /* stop or news: the top of the loop says which */
 		if (rc < 0) {
 			cli_lib_error(fl.path, rc);
 			return EXIT_FAIL;
@@ -673,23 +636,16 @@ static int parse_lines(int *all, uint64_t *n, const char *s)
 
 int cmd_follow(int argc, const char **argv)
 {
-	/* static, as fl: see there */
-	static poptContext con;
-	static struct output o;
-	static int status, setup, all;
-	static uint64_t n, at;
-	int rc, kind;
-
+	poptContext con;
+	struct output o = { 0 };
+	int status, setup = 0, all = 0, rc, kind;
+	uint64_t n = DEFAULT_LINES, at = 0;
 	const char *const *words;
 
 	match_protect_args(argc, argv, follow_options);
 	con = poptGetContext("kmsg follow", argc, argv, follow_options, 0);
 	poptSetOtherOptionHelp(con, "[OPTION...] [KEY=value...]");
 	memset(&fl, 0, sizeof(fl));
-	n = DEFAULT_LINES;
-	all = 0;
-	status = EXIT_FAIL;
-	setup = 0;
 	status = cli_parse_args(con, "follow", &words);
 	if (status != 0)
 		goto out;
@@ -736,27 +692,25 @@ int cmd_follow(int argc, const char **argv)
 			  kind == SRC_DUMP ? "a kmsg dump" : "not a kmsg log");
 		goto out;
 	}
-	if (sigsetjmp(wake, 1) == 0) {
-		setup_signals(fl.path);
-		status = open_followed(fail_missing, 0);
-		if (status)
-			goto stopped;
-		status = EXIT_FAIL;
-		if (cur_start(&cur, &at, fl.log, fl.path) != 0)
-			goto out;
-		rc = position(fl.r, fl.log, &o, all, n, cur.given ? &at : NULL);
-		if (rc < 0) {
-			cli_lib_error(fl.path, rc);
-			goto out;
-		}
-		if (all && o.have_since) {
-			struct kmsg_stat st;
-
-			if (kmsg_log_stat(&st, fl.log) == 0)
-				fl.clear_seq = st.clear_seq;
-		}
-		status = follow_loop(&o);
+	setup_signals(fl.path);
+	status = open_followed(fail_missing, 0);
+	if (status)
+		goto stopped;
+	status = EXIT_FAIL;
+	if (cur_start(&cur, &at, fl.log, fl.path) != 0)
+		goto out;
+	rc = position(fl.r, fl.log, &o, all, n, cur.given ? &at : NULL);
+	if (rc < 0) {
+		cli_lib_error(fl.path, rc);
+		goto out;
 	}
+	if (all && o.have_since) {
+		struct kmsg_stat st;
+
+		if (kmsg_log_stat(&st, fl.log) == 0)
+			fl.clear_seq = st.clear_seq;
+	}
+	status = follow_loop(&o);
 stopped:
 	if (status != STOPPED && !stop)
 		goto out;
@@ -768,7 +722,6 @@ stopped:
 		struct kmsg_stat st;
 		int read_err = 0;
 
-		bus_armed = 0;
 		kmsg_reader_flush(fl.r, INT64_MAX);
 		/* up to what was written when the signal came */
 		rc = drain(&o, &read_err, kmsg_log_stat(&st, fl.log) == 0 && st.next_seq ?
@@ -792,7 +745,6 @@ stopped:
 	}
 	status = cur_end(&cur, &o);
 out:
-	waiting = 0;
 	kmsg_reader_free(fl.r);
 	if (setup)
 		out_free(&o);

@@ -508,8 +508,8 @@ static int stdout_was_closed, stdin_was_closed;
  * the tool maps is a log or a dump, whose mapping the library reads and
  * writes with every length checked, so such a fault is the file cut short
  * under it: a page of zeros goes where the missing one was mapped, the
- * access goes on, and the fault is counted for cli_file_cut().  Any other
- * SIGBUS is the crash it always is.  (follow has a handler of its own.)
+ * access goes on, and the fault is noted for cli_file_cut() or
+ * cli_bus_cut().  Any other SIGBUS is the crash it always is.
  */
 static volatile sig_atomic_t bus_cuts;
 static uintptr_t page_size;
@@ -528,6 +528,14 @@ static void on_bus(int sig, siginfo_t *si, void *ctx)
 	}
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+int cli_bus_cut(void)
+{
+	int cut = bus_cuts;
+
+	bus_cuts = 0;
+	return cut;
 }
 
 int cli_file_cut(const char *path, const char *what)
