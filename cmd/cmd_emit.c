@@ -6,9 +6,9 @@
  * user can get wrong on the command line is checked before the log is
  * opened, so a mistake never creates a log nor writes part of a batch; a
  * missing log is created (emit is the one subcommand that creates).  Input
- * is read with read(2) into one large buffer and split in place, and the
- * log is opened once, so a pipe of a million lines costs one append per
- * line and nothing else.
+ * is read in large chunks and split in place (lines.c), and the log is
+ * opened once, so a pipe of a million lines costs one append per line and
+ * nothing else.
  *
  * For the man page, where emit deliberately differs from logger 2.38:
  *
@@ -52,6 +52,7 @@
  */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "lines.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,14 +65,13 @@
 #include <unistd.h>
 
 /*
- * Input buffer.  It must hold a whole line of the longest text a log can
- * have (KMSG_MAX_TEXT_LIMIT, plus a "<N>" prefix and the newline) so that
- * only lines that are too long anyway ever fill it; 1 MiB amortises the
- * read(2) calls to nothing.
+ * The longest line of input taken whole.  It must hold the longest text a
+ * log can have (KMSG_MAX_TEXT_LIMIT, plus a "<N>" prefix and the CR of a
+ * CR LF) so that only lines that are too long anyway are longer.
  */
-#define STREAM_BUF (1u << 20)
-_Static_assert(STREAM_BUF > KMSG_MAX_TEXT_LIMIT + sizeof("<191>\r\n"),
-	       "a line the log can take must fit in the input buffer");
+#define STREAM_LINE_MAX ((1u << 20) - 1)
+_Static_assert(STREAM_LINE_MAX >= KMSG_MAX_TEXT_LIMIT + sizeof("<191>\r") - 1,
+	       "a line the log can take must be read whole");
 /* stderr's buffer with -s: the echo costs no system call per line. */
 #define ECHO_BUF   (1u << 16)
 /* How far back --cont looks for the line it continues. */
@@ -298,23 +298,6 @@ static int append(struct emitter *em, const char *name, unsigned long long linen
 	return MSG_OK;
 }
 
-/* The length of the first n bytes of s, less a UTF-8 sequence cut at the end. */
-static size_t utf8_cut(const char *s, size_t n)
-{
-	size_t k = n;
-
-	/* back over continuation bytes to the start of the last sequence */
-	while (k > 0 && n - k < 3 && ((unsigned char)s[k - 1] & 0xc0) == 0x80)
-		k--;
-	if (k > 0 && (unsigned char)s[k - 1] >= 0xc0) {
-		unsigned char c = (unsigned char)s[k - 1];
-		size_t want = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-		if (n - (k - 1) < want)
-			return k - 1 ? k - 1 : n;
-	}
-	return n;
-}
-
 /*
  * Writes part of a message (text, len bytes): the whole of it, or with
  * --split a piece of a longer one.  start says it begins the message
@@ -406,10 +389,28 @@ static int emit_message(struct emitter *em, const char *name,
 	return emit_part(em, name, lineno, line, len, 1, 1, last);
 }
 
+/* Where emit_stream() reads: fd, the echo shown before a read may block. */
+struct stream_in {
+	int fd, echo;
+};
+
+static ssize_t stream_read(void *ctx, char *buf, size_t n)
+{
+	struct stream_in *in = ctx;
+	ssize_t r;
+
+	if (in->echo)
+		fflush(stderr);
+	do
+		r = read(in->fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
 /*
  * Writes one record per line read from fd (name is for messages: "stdin"
  * or the file's name).  A line that ends in CR LF loses the CR.  A line
- * longer than the buffer can only be too long: it is counted and
+ * longer than STREAM_LINE_MAX can only be too long: it is counted and
  * reported, never split, unless --split asks to write it in parts.  With
  * --no-newline the last line is held back until end of input shows that
  * it is the last.  The input is read to its end even after a refused line;
@@ -418,104 +419,39 @@ static int emit_message(struct emitter *em, const char *name,
  */
 static int emit_stream(struct emitter *em, int fd, const char *name)
 {
-	char *buf;
-	size_t start = 0, end = 0;     /* buf[start..end) is not consumed yet */
+	struct stream_in in = { fd, em->echo };
+	struct lines *lr = lines_new(STREAM_LINE_MAX, LINES_CRLF |
+				     (em->split ? LINES_PIECES : 0) |
+				     (em->fragment_last ? LINES_LOOKAHEAD : 0),
+				     stream_read, &in);
+	struct line ln;
 	unsigned long long lineno = 0;
-	unsigned long long overlong = 0; /* bytes so far of a line too long for buf */
-	size_t overlong_prefix = 0;    /* its "<N>", which is not stored */
-	int eof = 0, rc = -1, in_line = 0; /* --split: a long line is being written */
+	int r, in_line = 0; /* --split: a long line is being written */
 
-	buf = malloc(STREAM_BUF);
-	if (buf == NULL) {
+	if (lr == NULL) {
 		cli_error(name, "%s", strerror(ENOMEM));
 		return -1;
 	}
-	for (;;) {
-		ssize_t n;
-		char *p, *nl;
+	while ((r = lines_next(lr, &ln)) > 0) {
+		int begins = !in_line, last = ln.end == LINE_EOF ||
+			   (ln.end == LINE_NEWLINE && lines_next_byte(lr) == LINES_END);
 
-		/* Whatever was echoed shows before we may block. */
-		if (em->echo)
-			fflush(stderr);
-		n = read(fd, buf + end, STREAM_BUF - end);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			cli_error(name, "read error: %s", strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			eof = 1;
-		end += (size_t)n;
-
-		p = buf + start;
-		while ((nl = memchr(p, '\n', (size_t)(buf + end - p))) != NULL) {
-			int last = eof && nl + 1 == buf + end;
-			size_t len = (size_t)(nl - p);
-			/* --no-newline: this may be the last line; more input will tell. */
-			if (em->fragment_last && !eof && nl + 1 == buf + end &&
-			    !(p == buf && end == STREAM_BUF))
-				break;
-			if (len && p[len - 1] == '\r')
-				len--;
-			if (!in_line)
-				lineno++;
-			if (overlong) {
-				too_long(em, name, lineno, overlong + len -
-					 overlong_prefix + em->prefix_len);
-				overlong = 0;
-			} else if (emit_part(em, name, lineno, p, len, !in_line, 1, last) == MSG_FATAL) {
-				goto out;
-			}
-			in_line = 0;
-			p = nl + 1;
-		}
-		start = (size_t)(p - buf);
-
-		if (eof) {
-			if (start == end && !overlong && !in_line)
-				break;
-			/* A last line without its newline is a line all the same. */
-			if (!in_line)
-				lineno++;
-			if (overlong) {
-				too_long(em, name, lineno, overlong + (end - start) -
-					 overlong_prefix + em->prefix_len);
-			} else if (emit_part(em, name, lineno, p, end - start, !in_line, 1, 1) == MSG_FATAL) {
-				goto out;
-			}
+		lineno += begins;
+		in_line = ln.end == LINE_GOES_ON;
+		if (ln.total) {
+			/* its "<N>" is not stored */
+			size_t prio = em->prio_prefix ?
+				      kmsg_prio_prefix(NULL, NULL, ln.p, ln.len) : 0;
+			too_long(em, name, lineno, ln.total - prio + em->prefix_len);
+		} else if (emit_part(em, name, lineno, ln.p, ln.len, begins, !in_line,
+				     last) == MSG_FATAL) {
 			break;
 		}
-		if (start == end) {
-			start = end = 0;
-		} else if (start == 0 && end == STREAM_BUF && em->split) {
-			/* A full buffer and no newline: its first part, the
-			 * line goes on (a CR at the end may be its ending). */
-			size_t part = end - 1;
-			if (emit_part(em, name, lineno + !in_line, buf, part, !in_line, 0, 0) == MSG_FATAL)
-				goto out;
-			if (!in_line)
-				lineno++;
-			in_line = 1;
-			buf[0] = buf[part];
-			start = 0;
-			end = 1;
-		} else if (start == 0 && end == STREAM_BUF) {
-			/* A full buffer and no newline: too long, whatever follows. */
-			if (!overlong && em->prio_prefix)
-				overlong_prefix = kmsg_prio_prefix(NULL, NULL, buf, end);
-			overlong += end;
-			start = end = 0;
-		} else if (end == STREAM_BUF) {
-			memmove(buf, buf + start, end - start);
-			end -= start;
-			start = 0;
-		}
 	}
-	rc = 0;
-out:
-	free(buf);
-	return rc;
+	if (r < 0)
+		cli_error(name, "read error: %s", strerror(-r));
+	lines_free(lr);
+	return r == 0 ? 0 : -1;
 }
 
 /*

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "output.h"
 #include "source.h"
+#include "lines.h"
 #include "cursor.h"
 #include "grep.h"
 #include "matches.h"
@@ -20,8 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define TEXT_CHUNK (1u << 20)
 
 static const char *file_opt, *kmsg_file_opt;
 static int read_clear, clear_only;
@@ -63,16 +62,23 @@ const struct poptOption read_options[] = {
  * one longer than either bound is printed cut short there (a word on
  * stderr), the rest of it skipped up to the next record.  4 MiB of text
  * renders in at most 16 MiB; 64 Ki lines add at most 64 Ki indents.
+ * Lines come from the reader in pieces of at most TEXT_CHUNK.
  */
 #define TEXT_RECORD_MAX (4u << 20)
 #define TEXT_LINES_MAX  65536u
+#define TEXT_CHUNK      (1u << 20)
 
 struct text_in {
 	struct output *o;
 	struct src *s;
 	int64_t boot_ns;
 	unsigned flags;     /* of kmsg_dmesg_parse_flags() */
-	uint64_t buf_off;   /* where buf[0] is in the input */
+	/* the record being read, when it is more than one line */
+	char *rec;
+	size_t rec_len, rec_cap;
+	uint64_t rec_off;   /* where it starts in the input */
+	size_t lines;       /* its newlines */
+	int skipping;       /* it was printed cut short: the rest is skipped */
 };
 
 /* One dmesg record of text (its terminating newline included) printed. */
@@ -97,37 +103,88 @@ static int text_record(struct text_in *t, const char *p, size_t n)
 	return out_record(t->o, &rec);
 }
 
-/* The record at buf + start (n bytes) printed cut short, and said so. */
-static int text_cut(struct text_in *t, const char *buf, size_t start, size_t n,
-		    const char *why)
+/* The first n bytes of the record gathered printed cut short, and said so. */
+static int text_cut(struct text_in *t, size_t n, const char *why)
 {
-	int rc = text_record(t, buf + start, n);
+	int rc = text_record(t, t->rec, n);
 
 	if (rc == 0 && (rc = out_flush(t->o)) == 0)
 		cli_error(t->s->name, "the record at byte %llu has more than %s: "
 			  "printed cut short, the rest skipped",
-			  (unsigned long long)(t->buf_off + start), why);
+			  (unsigned long long)t->rec_off, why);
 	return rc;
 }
 
-/*
- * Where a chunk of n bytes of text may be cut without splitting a UTF-8
- * sequence: before an incomplete one at its end.
- */
-static size_t utf8_cut(const char *p, size_t n)
+/* n bytes more of the record (n fits in TEXT_RECORD_MAX + 1 with it). */
+static int text_gather(struct text_in *t, const char *p, size_t n)
 {
-	for (size_t back = 1; back <= 3 && back <= n; back++) {
-		unsigned char c = (unsigned char)p[n - back];
+	if (t->rec_len + n > t->rec_cap) {
+		size_t cap = t->rec_cap ? t->rec_cap : 65536;
+		char *b;
 
-		if (c < 0x80)
-			break;
-		if (c >= 0xc0) {
-			size_t need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-
-			return need > back ? n - back : n;
-		}
+		while (cap < t->rec_len + n)
+			cap *= 2;
+		if (cap > TEXT_RECORD_MAX + 1)
+			cap = TEXT_RECORD_MAX + 1;
+		b = realloc(t->rec, cap);
+		if (b == NULL)
+			return -ENOMEM;
+		t->rec = b;
+		t->rec_cap = cap;
 	}
-	return n;
+	memcpy(t->rec + t->rec_len, p, n);
+	t->rec_len += n;
+	return 0;
+}
+
+/*
+ * One line of dmesg text (or a piece of a long one), next being the byte
+ * after it, added to the record it belongs to, which is printed when it
+ * ends.  A record of one line is printed from where it was read; only a
+ * longer one is gathered.
+ */
+static int text_line(struct text_in *t, const struct line *ln, int next)
+{
+	int nl = ln->end == LINE_NEWLINE, rc;
+	int ends = ln->end == LINE_EOF || (nl && (next == '<' || next == LINES_END));
+	size_t n = ln->len + nl;
+
+	if (t->skipping) {
+		t->skipping = !ends;
+		t->lines = 0;
+		return 0;
+	}
+	if (t->rec_len == 0)
+		t->rec_off = ln->off;
+	t->lines += nl;
+	if (t->rec_len + ln->len > TEXT_RECORD_MAX) {
+		rc = text_gather(t, ln->p, TEXT_RECORD_MAX - t->rec_len);
+		if (rc == 0)
+			rc = text_cut(t, TEXT_RECORD_MAX, "4 MiB");
+	} else if (nl && next != '<' && t->lines == TEXT_LINES_MAX) {
+		rc = text_gather(t, ln->p, n);
+		if (rc == 0)
+			rc = text_cut(t, t->rec_len, "65536 lines");
+	} else if (ends) {
+		rc = t->rec_len ? text_gather(t, ln->p, n) : 0;
+		if (rc == 0)
+			rc = t->rec_len ? text_record(t, t->rec, t->rec_len) :
+			     text_record(t, ln->p, n);
+		t->rec_len = 0;
+		t->lines = 0;
+		return rc;
+	} else {
+		return text_gather(t, ln->p, n);
+	}
+	t->skipping = !ends;
+	t->rec_len = 0;
+	t->lines = 0;
+	return rc;
+}
+
+static ssize_t text_read(void *s, char *buf, size_t n)
+{
+	return src_read(s, buf, n);
 }
 
 /*
@@ -142,15 +199,18 @@ static size_t utf8_cut(const char *p, size_t n)
  */
 static int read_text(struct output *o, struct src *s)
 {
-	size_t cap = TEXT_RECORD_MAX + TEXT_CHUNK, len = 0, start = 0, scan = 0;
-	size_t lines = 0;
-	char *buf = malloc(cap);
-	int eof = 0, skipping = 0, rc, status = EXIT_FAIL;
 	int verbatim = o->fo.output == KMSG_OUT_SHORT &&
 		       o->fo.time == KMSG_TIME_RAW && !o->filtering && !o->values &&
 		       !(o->fo.flags & KMSG_FMT_FORCE_PREFIX);
+	/* a record ends at a newline before '<': the byte after a line must
+	 * be known; printed verbatim, the text goes through in runs of
+	 * lines, and a piece must not cut a character */
+	struct lines *lr = lines_new(TEXT_CHUNK, LINES_PIECES | (verbatim ?
+				     LINES_BATCH | LINES_UTF8 : LINES_LOOKAHEAD),
+				     text_read, s);
 	struct text_in t = { .o = o, .s = s };
-	ssize_t n;
+	struct line ln;
+	int rc, status = EXIT_FAIL;
 
 	/* the clocks cannot fail here; if they did, times since boot
 	 * would still be right */
@@ -160,102 +220,24 @@ static int read_text(struct output *o, struct src *s)
 	    !o->prio_filter && !(o->fo.flags & (KMSG_FMT_DECODE | KMSG_FMT_COLOR)) &&
 	    !match_prio(o->matches) && !values_prio(o->values))
 		t.flags = KMSG_DMESG_SKIP_PRIO;
-	if (buf == NULL || out_text_input(o) < 0) {
+	if (lr == NULL || out_text_input(o) < 0) {
 		cli_error(NULL, "out of memory");
 		goto out;
 	}
 	out_pager_start(o);
-	while (!eof) {
-		/* after the loop below at most TEXT_RECORD_MAX bytes are left
-		 * from start: moved to the front, a chunk always fits */
-		if (start > 0 && cap - len < TEXT_CHUNK) {
-			memmove(buf, buf + start, len - start);
-			len -= start;
-			scan -= start;
-			t.buf_off += start;
-			start = 0;
-		}
-		n = src_read(s, buf + len, cap - len < TEXT_CHUNK ? cap - len : TEXT_CHUNK);
-		if (n < 0) {
-			out_flush(o);
-			src_read_error(s, n, "dmesg text");
-			goto out;
-		}
-		if (n == 0)
-			eof = 1;
-		len += (size_t)n;
-		if (verbatim) {
-			char *nl = memrchr(buf + start, '\n', len - start);
-			size_t end = nl ? (size_t)(nl + 1 - buf) : start;
-			int whole = nl != NULL;
-
-			if (eof) {
-				end = len;
-				whole = 1;
-			} else if (nl == NULL && len - start >= TEXT_CHUNK) {
-				/* a line longer than a chunk goes out in pieces */
-				end = start + utf8_cut(buf + start, len - start);
-			}
-			if (end > start) {
-				rc = out_verbatim(o, buf + start, end - start, whole);
-				if (rc < 0) {
-					status = out_fail(o, rc);
-					goto out;
-				}
-				start = end;
-			}
-			scan = len;
-			continue;
-		}
-		for (;;) {
-			char *nl = memchr(buf + scan, '\n', len - scan);
-			size_t i;
-
-			if (nl == NULL) {
-				scan = len;
-				break;
-			}
-			i = (size_t)(nl - buf);
-			if (i + 1 == len && !eof) {
-				scan = i; /* is the next byte a '<'? read on */
-				break;
-			}
-			scan = i + 1;
-			lines++;
-			if (i + 1 < len && buf[i + 1] == '<') {
-				rc = skipping ? 0 : text_record(&t, buf + start, i + 1 - start);
-				skipping = 0;
-			} else if (!skipping && lines == TEXT_LINES_MAX) {
-				rc = text_cut(&t, buf, start, i + 1 - start,
-					      "65536 lines");
-				skipping = 1;
-			} else {
-				continue;
-			}
-			if (rc < 0) {
-				status = out_fail(o, rc);
-				goto out;
-			}
-			start = i + 1;
-			lines = 0;
-		}
-		if (!skipping && scan - start > TEXT_RECORD_MAX) {
-			rc = text_cut(&t, buf, start, TEXT_RECORD_MAX, "4 MiB");
-			if (rc < 0) {
-				status = out_fail(o, rc);
-				goto out;
-			}
-			skipping = 1;
-		}
-		if (skipping)
-			start = scan; /* what was scanned of it is dropped */
-	}
-	if (start < len && !skipping && !verbatim) {
-		rc = text_record(&t, buf + start, len - start);
+	while ((rc = lines_next(lr, &ln)) > 0) {
+		rc = verbatim ? out_verbatim(o, ln.p, ln.len + (ln.end == LINE_NEWLINE),
+					     ln.end != LINE_GOES_ON) :
+		     text_line(&t, &ln, lines_next_byte(lr));
 		if (rc < 0) {
 			status = out_fail(o, rc);
 			goto out;
 		}
+	}
+	if (rc < 0) {
+		out_flush(o);
+		src_read_error(s, rc, "dmesg text");
+		goto out;
 	}
 	rc = out_end(o);
 	if (rc < 0) {
@@ -264,7 +246,8 @@ static int read_text(struct output *o, struct src *s)
 	}
 	status = EXIT_OK;
 out:
-	free(buf);
+	lines_free(lr);
+	free(t.rec);
 	return status;
 }
 

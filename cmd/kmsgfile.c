@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "output.h"
 #include "source.h"
+#include "lines.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +19,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#define KF_CHUNK    (1u << 20)
 /* The longest line taken whole: a record of kmsg's longest text (64 KiB)
  * escaped is 256 KiB.  A longer one is cut short there. */
 #define KF_LINE_MAX (1u << 20)
@@ -83,8 +83,9 @@ static int feed_line(struct kmsg_in *k, const char *p, size_t n)
  * and 0 at its end (it would block).  Records the
  * kernel overwrote before they were read are said to be lost, once.
  */
-static ssize_t in_read(struct kmsg_in *k, char *buf, size_t n)
+static ssize_t in_read(void *ctx, char *buf, size_t n)
 {
+	struct kmsg_in *k = ctx;
 	ssize_t r;
 
 	if (!k->dev)
@@ -160,14 +161,15 @@ static int in_open(struct kmsg_in *k, const char *path)
 
 int read_kmsg_file(struct output *o, const char *path)
 {
-	size_t cap = KF_LINE_MAX + KF_CHUNK, len = 0, start = 0, scan = 0;
 	struct kmsg_in k = { .o = o, .s = { .fd = -1 }, .line = 1 };
-	char *buf = malloc(cap);
+	struct lines *lr = NULL;
+	struct line ln;
+	struct kmsg_record rec;
 	int64_t boot_ns = 0;
-	int eof = 0, cut = 0, rc, status = EXIT_FAIL;
-	ssize_t n;
+	int ended = 1, rc, status = EXIT_FAIL;  /* ended: at a newline */
 
-	if (buf == NULL) {
+	lr = lines_new(KF_LINE_MAX, 0, in_read, &k);
+	if (lr == NULL) {
 		cli_error(NULL, "out of memory");
 		goto out;
 	}
@@ -188,59 +190,29 @@ int read_kmsg_file(struct output *o, const char *path)
 		goto out;
 	}
 	out_pager_start(o);
-	while (!eof) {
-		/* what is left from start is at most a line: moved to the
-		 * front, a chunk always fits after it */
-		if (start > 0 && cap - len < KF_CHUNK) {
-			memmove(buf, buf + start, len - start);
-			len -= start;
-			scan -= start;
-			start = 0;
-		}
-		n = in_read(&k, buf + len, cap - len < KF_CHUNK ? cap - len : KF_CHUNK);
-		if (n < 0) {
+	while ((rc = lines_next(lr, &ln)) > 0) {
+		rc = feed_line(&k, ln.p, ln.len);
+		if (rc < 0)
+			goto fail;
+		if (ln.total) {
 			out_flush(o);
-			src_read_error(&k.s, n, "/dev/kmsg records");
-			goto out;
+			cli_error(k.s.name, "line %llu: longer than 1 MiB: cut short "
+				  "there, the rest skipped", (unsigned long long)k.line);
 		}
-		eof = n == 0;
-		len += (size_t)n;
-		for (;;) {
-			char *nl = memchr(buf + scan, '\n', len - scan);
-			size_t end = nl ? (size_t)(nl - buf) : len;
-
-			if (nl == NULL && !eof) {
-				scan = len;
-				if (!cut && len - start > KF_LINE_MAX) {
-					rc = feed_line(&k, buf + start, KF_LINE_MAX);
-					if (rc < 0)
-						goto fail;
-					out_flush(o);
-					cli_error(k.s.name, "line %llu: longer than 1 MiB: "
-						  "cut short there, the rest skipped",
-						  (unsigned long long)k.line);
-					cut = 1;
-				}
-				if (cut)
-					start = scan = len;
-				break;
-			}
-			if (!cut && (rc = feed_line(&k, buf + start, end - start)) < 0)
-				goto fail;
-			cut = 0;
-			k.line++;
-			start = scan = nl ? end + 1 : len;
-			if (nl == NULL)
-				break;
-		}
+		ended = ln.end == LINE_NEWLINE;
+		k.line++;
 	}
-	{
-		struct kmsg_record rec;
-
-		rc = kmsg_devkmsg_end(&rec, k.p);
-		if (rc == 1)
-			rc = out_record(o, &rec);
+	if (rc < 0) {
+		out_flush(o);
+		src_read_error(&k.s, rc, "/dev/kmsg records");
+		goto out;
 	}
+	/* the input's end, after its last newline, is an empty last line */
+	if (ended && (rc = feed_line(&k, "", 0)) < 0)
+		goto fail;
+	rc = kmsg_devkmsg_end(&rec, k.p);
+	if (rc == 1)
+		rc = out_record(o, &rec);
 	if (rc < 0)
 		goto fail;
 	if (k.skipped > KF_REPORT_MAX) {
@@ -257,7 +229,7 @@ fail:
 	status = out_fail(o, rc);
 out:
 	kmsg_devkmsg_free(k.p);
+	lines_free(lr);
 	src_close(&k.s);
-	free(buf);
 	return status;
 }
