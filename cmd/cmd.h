@@ -42,11 +42,14 @@ extern const struct kmsg_cmd kmsg_commands[];
 
 /* ---- common.c ---------------------------------------------------------- */
 
-/* Prints "kmsg: <what>: <why>" to stderr; what may be NULL. */
-void cli_error(const char *what, const char *fmt, ...)
+/*
+ * Prints "kmsg: <what>: <why>" to stderr (what may be NULL) and returns
+ * EXIT_FAIL, the status of a command that stops there.
+ */
+int cli_error(const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* cli_error() with the words of a libkmsg code as the why. */
-void cli_lib_error(const char *what, int code);
+int cli_lib_error(const char *what, int code);
 
 /*
  * Bad usage of subcommand cmd: prints "kmsg: <what>: <why>" and the line

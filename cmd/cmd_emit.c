@@ -645,10 +645,8 @@ static int find_script(struct script *s, struct kmsg_log *log, const char *path,
 		}
 	}
 	rc = find_open_lines(log, c, nc);
-	if (rc < 0) {
-		cli_lib_error(path, rc);
-		return EXIT_FAIL;
-	}
+	if (rc < 0)
+		return cli_lib_error(path, rc);
 	for (size_t i = 0; i < nc; i++) {
 		if (c[i].open) {
 			struct kmsg_stat st;
@@ -755,10 +753,8 @@ static int parse_options(struct emit_opts *o, poptContext con, int argc)
 	int rc;
 
 	o->fields = calloc((size_t)argc + 1, sizeof(*o->fields));
-	if (o->fields == NULL) {
-		cli_error(NULL, "%s", strerror(ENOMEM));
-		return EXIT_FAIL;
-	}
+	if (o->fields == NULL)
+		return cli_error(NULL, "%s", strerror(ENOMEM));
 	poptSetOtherOptionHelp(con, "[OPTION...] [MESSAGE...]");
 	while ((rc = poptGetNextOpt(con)) > 0) {
 		char *arg = poptGetOptArg(con);
@@ -804,12 +800,10 @@ static int build_fields(struct kmsg_field *out, const struct emit_opts *o)
 		const char *w = o->fields[i], *eq = strchr(w, '=');
 		if (eq == NULL)
 			return cli_usage_error("emit", "--field", "'%s': use KEY=VALUE", w);
-		if (!kmsg_key_valid(w, (size_t)(eq - w))) {
-			cli_error("--field", "bad key '%.*s': a key is 1 to %u characters of "
-				  "A-Z, 0-9 and _, starting with a letter A-Z",
-				  (int)(eq - w), w, KMSG_MAX_KEY);
-			return EXIT_FAIL;
-		}
+		if (!kmsg_key_valid(w, (size_t)(eq - w)))
+			return cli_error("--field", "bad key '%.*s': a key is 1 to %u "
+					 "characters of A-Z, 0-9 and _, starting with a letter A-Z",
+					 (int)(eq - w), w, KMSG_MAX_KEY);
 		out[i] = (struct kmsg_field){ w, (size_t)(eq - w), eq + 1, strlen(eq + 1) };
 	}
 	return 0;
@@ -836,11 +830,10 @@ static int check_field_bytes(const struct kmsg_field *f, size_t n, int tagged)
 		sum += 2 + f[i].key_len + 1 + f[i].value_len;
 	if (sum <= KMSG_MAX_FIELDS_BYTES)
 		return 0;
-	cli_error("--field", "the fields take %zu bytes in a record (each its "
-		  "KEY=VALUE and 2 bytes of length%s); the limit is %u", sum,
-		  tagged ? ", the tag's SYSLOG_IDENTIFIER included" : "",
-		  KMSG_MAX_FIELDS_BYTES);
-	return EXIT_FAIL;
+	return cli_error("--field", "the fields take %zu bytes in a record (each its "
+			 "KEY=VALUE and 2 bytes of length%s); the limit is %u", sum,
+			 tagged ? ", the tag's SYSLOG_IDENTIFIER included" : "",
+			 KMSG_MAX_FIELDS_BYTES);
 }
 
 /*

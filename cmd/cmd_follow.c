@@ -431,10 +431,8 @@ static int open_followed(int fail_now, int again)
 		rc = kmsg_reader_new(&fl.r, fl.log, KMSG_READER_JOIN);
 		if (rc == 0)
 			rc = kmsg_log_stat(&st, fl.log);
-		if (rc < 0) {
-			cli_lib_error(fl.path, rc);
-			return EXIT_FAIL;
-		}
+		if (rc < 0)
+			return cli_lib_error(fl.path, rc);
 	}
 	memcpy(fl.ring_id, st.ring_id, sizeof(fl.ring_id));
 	cur_log(&cur, st.ring_id);
@@ -509,10 +507,8 @@ static int check_path(struct output *o, int *read_err, int change)
 		rc = kmsg_reader_seek(fl.r, KMSG_SEEK_OLDEST);
 		fl.clear_seq = 0;
 	}
-	if (rc < 0) {
-		cli_lib_error(fl.path, rc);
-		return EXIT_FAIL;
-	}
+	if (rc < 0)
+		return cli_lib_error(fl.path, rc);
 	return 0;
 }
 
@@ -567,8 +563,7 @@ static int follow_loop(struct output *o)
 		}
 		if (rc < 0 && read_err) {
 			out_flush(o);
-			cli_lib_error(fl.path, rc);
-			return EXIT_FAIL;
+			return cli_lib_error(fl.path, rc);
 		}
 		if (rc < 0)
 			return out_fail(o, rc);
@@ -602,10 +597,8 @@ static int follow_loop(struct output *o)
 			    cli_now_ns(CLOCK_MONOTONIC) >= activity + OUT_FRAGMENT_WAIT_NS;
 		if (rc == -EINTR)
 			continue;  /* stop or news: the top of the loop says which */
-		if (rc < 0) {
-			cli_lib_error(fl.path, rc);
-			return EXIT_FAIL;
-		}
+		if (rc < 0)
+			return cli_lib_error(fl.path, rc);
 		if (rc == 1) {
 			maybe_pending = 1;
 			activity = cli_now_ns(CLOCK_MONOTONIC);

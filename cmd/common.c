@@ -28,7 +28,7 @@ static void verror(const char *what, const char *fmt, va_list ap)
 	vfprintf(stderr, fmt, ap);
 }
 
-void cli_error(const char *what, const char *fmt, ...)
+int cli_error(const char *what, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -36,11 +36,12 @@ void cli_error(const char *what, const char *fmt, ...)
 	verror(what, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	return EXIT_FAIL;
 }
 
-void cli_lib_error(const char *what, int code)
+int cli_lib_error(const char *what, int code)
 {
-	cli_error(what, "%s", kmsg_strerror(code));
+	return cli_error(what, "%s", kmsg_strerror(code));
 }
 
 int cli_usage_error(const char *cmd, const char *what, const char *fmt, ...)
@@ -593,9 +594,8 @@ int cli_need_stdout(void)
 {
 	if (!stdout_was_closed)
 		return 0;
-	cli_error(NULL, "standard output is closed: the output would be lost "
-		  "(give the command a file or a pipe to write to)");
-	return EXIT_FAIL;
+	return cli_error(NULL, "standard output is closed: the output would be lost "
+			 "(give the command a file or a pipe to write to)");
 }
 
 void cli_exit_if_epipe(int err)

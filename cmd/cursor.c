@@ -344,16 +344,14 @@ int cur_start(struct cursor *c, uint64_t *start, struct kmsg_log *log, const cha
 
 		cli_ring_hex(theirs, c->start.ring_id);
 		cli_ring_hex(mine, st.ring_id);
-		cli_error(path, "the cursor is of another log (ring id %s; this log's is %s): "
-			  "%s", theirs, mine, c->file ? "remove the cursor file to read this "
-			  "log from its start, or give the log it was made for" :
-			  "give a cursor this log printed, or the log it was made for");
-		return EXIT_FAIL;
+		return cli_error(path, "the cursor is of another log (ring id %s; this "
+				 "log's is %s): %s", theirs, mine, c->file ?
+				 "remove the cursor file to read this log from its start, "
+				 "or give the log it was made for" :
+				 "give a cursor this log printed, or the log it was made for");
 	}
-	if (rc < 0) {
-		cli_lib_error(path, rc);
-		return EXIT_FAIL;
-	}
+	if (rc < 0)
+		return cli_lib_error(path, rc);
 	if (rc == KMSG_POSITION_RENUMBERED) {
 		if (*start == st.first_seq)
 			cli_error(path, "the cursor's record is not under its number any more, "
@@ -462,9 +460,7 @@ int cur_end(struct cursor *c, struct output *o)
 			return out_fail(o, rc);
 	}
 	/* not again if a follower's last save wrote it already */
-	if (unsaved(c) && (rc = save_now(c)) < 0) {
-		cli_error(c->file, "cannot write the cursor file: %s", strerror(-rc));
-		return EXIT_FAIL;
-	}
+	if (unsaved(c) && (rc = save_now(c)) < 0)
+		return cli_error(c->file, "cannot write the cursor file: %s", strerror(-rc));
 	return EXIT_OK;
 }

@@ -178,10 +178,8 @@ static int compile(struct grep *g, const char *cmd)
 	/* JIT is only faster; without it (no JIT here) matching still works */
 	pcre2_jit_compile(g->re, PCRE2_JIT_COMPLETE);
 	g->md = pcre2_match_data_create_from_pattern(g->re, NULL);
-	if (g->md == NULL) {
-		cli_error(NULL, "out of memory");
-		return EXIT_FAIL;
-	}
+	if (g->md == NULL)
+		return cli_error(NULL, "out of memory");
 	return 0;
 }
 
@@ -196,10 +194,8 @@ int grep_setup(struct grep **out, const char *cmd)
 	if (given.pattern == NULL && given.npids == 0)
 		return 0;
 	g = calloc(1, sizeof(*g));
-	if (g == NULL) {
-		cli_error(NULL, "out of memory");
-		return EXIT_FAIL;
-	}
+	if (g == NULL)
+		return cli_error(NULL, "out of memory");
 	g->pids = given.pids;
 	g->npids = given.npids;
 	given.pids = NULL;

@@ -38,10 +38,8 @@ static int run(const struct kmsg_cmd *c, int argc, const char **argv)
 	const char **v = calloc((size_t)argc + 1, sizeof(*v));
 	int status;
 
-	if (v == NULL) {
-		cli_error(NULL, "out of memory");
-		return EXIT_FAIL;
-	}
+	if (v == NULL)
+		return cli_error(NULL, "out of memory");
 	snprintf(name, sizeof(name), "kmsg %s", c->name);
 	v[0] = name;
 	for (int i = 1; i < argc; i++)

@@ -301,8 +301,7 @@ void match_free(struct matches *m)
 static int no_memory(struct matches *m)
 {
 	match_free(m);
-	cli_error(NULL, "out of memory");
-	return EXIT_FAIL;
+	return cli_error(NULL, "out of memory");
 }
 
 /* A copy of word kept in m, for the terms to point into; NULL if out of memory. */
@@ -582,20 +581,16 @@ int values_setup(struct values **out, const char *cmd)
 	int k;
 
 	*out = NULL;
-	if (list_nomem) {
-		cli_error(NULL, "out of memory");
-		return EXIT_FAIL;
-	}
+	if (list_nomem)
+		return cli_error(NULL, "out of memory");
 	if (list_key == NULL)
 		return 0;
 	k = check_key("--list-values", list_key, strlen(list_key), cmd);
 	if (k == -2)
 		return EXIT_USAGE;
 	v = calloc(1, sizeof(*v));
-	if (v == NULL) {
-		cli_error(NULL, "out of memory");
-		return EXIT_FAIL;
-	}
+	if (v == NULL)
+		return cli_error(NULL, "out of memory");
 	v->name = list_key;
 	v->prop = k < 0 ? P_FIELD : props[k].prop;
 	v->form = k < 0 ? F_BYTES : props[k].form;

@@ -447,10 +447,8 @@ static int want_color(struct term_colors *tc)
 static int scheme_colors(struct output *o, struct term_colors *tc)
 {
 	tc_scan(tc);
-	if (tc_read_scheme(tc) < 0) {
-		cli_error(NULL, "out of memory");
-		return EXIT_FAIL;
-	}
+	if (tc_read_scheme(tc) < 0)
+		return cli_error(NULL, "out of memory");
 	for (int i = 0; i < KMSG_COLOR_COUNT; i++) {
 		o->colors[i] = tc->seq[i];
 		tc->seq[i] = NULL;
@@ -571,10 +569,8 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 	o->fo = fo;
 	o->quiet = args.quiet;
 	rc = kmsg_fmt_new(&o->fmt, &fo);
-	if (rc < 0) {
-		cli_lib_error(NULL, rc);
-		return EXIT_FAIL;
-	}
+	if (rc < 0)
+		return cli_lib_error(NULL, rc);
 	if (args.output_fields) {
 		if (!json_records)
 			return cli_usage_error(cmd, "--output-fields", "only with -o json, "
@@ -587,10 +583,8 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 					       "facility_name, level, level_name, text) and "
 					       "field keys (A-Z, 0-9 and _)",
 					       args.output_fields);
-		if (rc < 0) {
-			cli_lib_error(NULL, rc);
-			return EXIT_FAIL;
-		}
+		if (rc < 0)
+			return cli_lib_error(NULL, rc);
 	}
 
 	o->levels = args.flt_lev ? args.levels : 0xff;
@@ -616,10 +610,8 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 
 	o->cap = OUT_BUF_SIZE;
 	o->buf = malloc(o->cap);
-	if (o->buf == NULL) {
-		cli_error(NULL, "out of memory");
-		return EXIT_FAIL;
-	}
+	if (o->buf == NULL)
+		return cli_error(NULL, "out of memory");
 	return 0;
 }
 

@@ -304,8 +304,7 @@ int sel_seek(struct selection *sel, struct kmsg_reader *r, struct kmsg_log *log,
 	if (rc == 0)
 		return 0;
 fail:
-	cli_lib_error(path, rc);
-	return EXIT_FAIL;
+	return cli_lib_error(path, rc);
 }
 
 int sel_record(struct selection *sel, struct output *o, const struct kmsg_record *rec)
@@ -366,10 +365,8 @@ int sel_list_boots(struct output *o, struct kmsg_log *log, const char *path)
 	int n = all_boots(&b, log), rc = 0, width = 11;
 	int utc = (o->fo.flags & KMSG_FMT_UTC) != 0;
 
-	if (n < 0) {
-		cli_lib_error(path, n);
-		return EXIT_FAIL;
-	}
+	if (n < 0)
+		return cli_lib_error(path, n);
 	/* columns as wide as their widest time, as journalctl lays them out */
 	for (int i = 0; i < n; i++) {
 		list_time(first, sizeof(first), b[i].first_real_ns, utc);
