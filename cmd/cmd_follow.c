@@ -347,7 +347,7 @@ static int drain(struct output *o, int *read_err, uint64_t to_end)
 		rc = rec.seq < fl.clear_seq ? 0 : out_record(o, &rec);
 		if (rc < 0)
 			return rc;
-		cur_note(&cur, &rec, kmsg_reader_position(fl.r));
+		cur_note(&cur, &rec, fl.r);
 	}
 	if (cli_bus_cut()) {
 		*read_err = READ_CUT;

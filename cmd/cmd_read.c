@@ -338,7 +338,7 @@ static int read_log(struct output *o, struct selection *sel, struct cursor *cur,
 			status = sel_said(sel) ? EXIT_FAIL : out_fail(o, rc);
 			goto out;
 		}
-		cur_note(cur, &rec, kmsg_reader_position(r));
+		cur_note(cur, &rec, r);
 	}
 	out_gaps_flush(o, 1);
 	rc = sel_end(sel, o);

@@ -50,12 +50,17 @@ int cur_start(struct cursor *c, uint64_t *start, struct kmsg_log *log, const cha
 /* The ring id of the log records are read from, for the cursors made. */
 void cur_log(struct cursor *c, const uint8_t ring_id[16]);
 
-/* Notes that rec was read (printed or passed by the filters) and that
- * the reader's position (kmsg_reader_position()) is next. */
-static inline void cur_note(struct cursor *c, const struct kmsg_record *rec, uint64_t next)
+/* Notes that rec was read (printed or passed by the filters) by r, whose
+ * position (kmsg_reader_position()) is then asked only if c is active:
+ * this runs for every record. */
+static inline void cur_note(struct cursor *c, const struct kmsg_record *rec,
+			    struct kmsg_reader *r)
 {
+	uint64_t next;
+
 	if (!c->active)
 		return;
+	next = kmsg_reader_position(r);
 	memcpy(c->now.ring_id, c->ring_id, sizeof(c->ring_id));
 	/* a gap a joining reader makes may carry no numbering */
 	if (rec->seq_id || !(rec->flags & KMSG_GAP))
