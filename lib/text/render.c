@@ -58,10 +58,12 @@ static const int level_colors[8] = {
 	-1, -1, -1,
 };
 
-/* dmesg -x spells warning "warn". */
-static const char *const dmesg_levels[8] = {
-	"emerg", "alert", "crit", "err", "warn", "notice", "info", "debug",
-};
+/* A level's name as dmesg -x writes it: syslog's, but "warn" for warning.
+ * level is 0..7. */
+static const char *dmesg_level(int level)
+{
+	return level == 4 ? "warn" : kmsg_level_name((unsigned)level);
+}
 
 struct kmsg_fmt {
 	struct kmsg_fmt_opts opts; /* opts.colors point into color_buf */
@@ -499,7 +501,7 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	    prio_valid(rec)) {
 		p = put_left(p, kmsg_facility_name(rec->facility), 6);
 		*p++ = ':';
-		p = put_left(p, dmesg_levels[rec->level], 6);
+		p = put_left(p, dmesg_level(rec->level), 6);
 		p = PUT_LIT(p, ": ");
 	}
 	indent = decode_len = (size_t)(p - f->buf);
@@ -591,7 +593,7 @@ static int render_json(struct kmsg_fmt *f, const struct kmsg_record *rec)
 			p = PUT_LIT(p, JSON_IND "\"fac\": \"");
 			p = put_cstr(p, kmsg_facility_name(rec->facility));
 			p = PUT_LIT(p, "\",\n" JSON_IND "\"pri\": \"");
-			p = put_cstr(p, dmesg_levels[rec->level]);
+			p = put_cstr(p, dmesg_level(rec->level));
 			p = PUT_LIT(p, "\",\n");
 		} else {
 			p = PUT_LIT(p, JSON_IND "\"pri\": ");
