@@ -126,6 +126,31 @@ start_follow -F "$L" -n 0
 sleep 0.2
 stop_follow HUP
 
+case_ "one stop signal at any moment ends follow at once, while a writer appends"
+# sent once (stop_bg sends again, which would hide a signal missed between
+# the follower's look at its flags and its sleep); SIGTERM, which a
+# background job does not start with ignored
+for i in $(seq 10); do
+	start_follow -F "$L" -n 1
+	wait_for . "$T/f.out" || fail "round $i: no history"
+	( for j in $(seq 20); do "$KMSG" emit -F "$L" "round $i $j"; done ) &
+	wpid=$!
+	sleep "0.0$((RANDOM % 10))$((RANDOM % 10))"
+	kill -TERM $fpid
+	for j in $(seq 60); do
+		state=$(sed 's/.*) //' "/proc/$fpid/stat" 2>/dev/null | cut -c1)
+		{ [ -z "$state" ] || [ "$state" = Z ]; } && break
+		sleep 0.05
+	done
+	if [ -n "$state" ] && [ "$state" != Z ]; then
+		fail "round $i: still running 3 s after one SIGTERM"
+		kill -KILL $fpid
+	fi
+	wait $fpid
+	expect_eq 0 $? "round $i: exit status"
+	wait $wpid
+done
+
 case_ "overtaken before its first line: -n 0 reports the loss"
 O=$T/over
 "$KMSG" emit -F "$O" --log-size 8K "old"
