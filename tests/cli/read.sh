@@ -295,6 +295,15 @@ expect_eq $(( 15 + (4 << 20) - 18 )) "$(head -1 "$T/out" | tr -d '\n' | wc -c)" 
 expect_eq "[    2.000000] after the long one" "$(tail -1 "$T/out")"
 small_enough "$kib" 102400
 
+case_ "a first line of exactly 4 MiB, then a line of the same record (crashed: memcpy of -1 bytes)"
+{ printf '[    1.000000] '; head -c $(( (4 << 20) - 15 )) /dev/zero | tr '\0' x
+  printf '\n[    2.0] more of it\n'; } >"$T/exact4m.txt"
+expect_status 0 "$KMSG" read -F "$T/exact4m.txt"
+expect_eq "kmsg: $T/exact4m.txt: the record at byte 0 has more than 4 MiB: printed cut short, the rest skipped" "$(cat "$T/err")"
+expect_eq 1 "$(wc -l <"$T/out")" "lines"
+expect_status 0 sh -c 'cat "$1" | "$0" read -F -' "$KMSG" "$T/exact4m.txt"
+expect_eq 1 "$(wc -l <"$T/out")" "lines"
+
 case_ "a record of more than 65536 lines is cut short"
 { printf '<6>[    1.000000] first\n'; yes ' more' | head -n 70000
   printf '<6>[    2.000000] next\n'; } >"$T/lines.txt"
