@@ -157,7 +157,11 @@ static int text_line(struct text_in *t, const struct line *ln, int next)
 	if (t->rec_len == 0)
 		t->rec_off = ln->off;
 	t->lines += nl;
-	if (t->rec_len + ln->len > TEXT_RECORD_MAX) {
+	/* the record gathered is never more than TEXT_RECORD_MAX bytes: one
+	 * whose text (its newline too, when it goes on) would be more is cut
+	 * there */
+	if (t->rec_len + ln->len > TEXT_RECORD_MAX ||
+	    (!ends && t->rec_len + n > TEXT_RECORD_MAX)) {
 		rc = text_gather(t, ln->p, TEXT_RECORD_MAX - t->rec_len);
 		if (rc == 0)
 			rc = text_cut(t, TEXT_RECORD_MAX, "4 MiB");
