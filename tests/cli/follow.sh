@@ -344,6 +344,43 @@ rm "$T/idle"
 wait_for "removed" "$T/f.err" || fail "did not notice the log removed"
 stop_follow INT
 
+case_ "a stop while waiting for a log cut to nothing under the reading: status 0, no write error"
+# The output's reader sleeps, so the follower is still reading the backlog
+# when the file is cut to 0 bytes: the next page read is a SIGBUS, and the
+# follower waits for a log at the path.  A SIGTERM then must end it as
+# every stop does (it said "write error: Operation not permitted": the
+# STOPPED of open_followed() taken for a write error).
+C=$T/cutzero
+"$KMSG" emit -F "$C" --log-size=16M start
+seq 1 300000 | "$KMSG" emit -F "$C"
+: >"$T/cutzero.err"
+{ "$KMSG" follow -F "$C" -n all 2>>"$T/cutzero.err" & echo $! >"$T/cutzero.pid"; wait $!; echo $? >"$T/cutzero.st"; } |
+	{ sleep 1; cat >/dev/null; } &
+cutpipe=$!
+sleep 0.5
+: >"$C"
+wait_for "waiting for a log there" "$T/cutzero.err" || fail "did not wait for a log: $(cat "$T/cutzero.err")"
+kill -TERM "$(cat "$T/cutzero.pid")"
+wait $cutpipe
+expect_eq 0 "$(cat "$T/cutzero.st")" "exit status after SIGTERM"
+grep -q "write error" "$T/cutzero.err" && fail "stderr: $(cat "$T/cutzero.err")" || ok
+
+case_ "SIGTERM ends a follower whose output's reader has stopped reading"
+"$KMSG" emit -F "$T/stall" --log-size=16M start
+seq 1 300000 | "$KMSG" emit -F "$T/stall"
+mkfifo "$T/stall.fifo"
+"$KMSG" follow -F "$T/stall" -n all >"$T/stall.fifo" 2>"$T/stall.err" &
+spid=$!
+exec 7<"$T/stall.fifo"
+sleep 1
+kill -TERM $spid
+sleep 3
+state=$(sed 's/.*) //' "/proc/$spid/stat" 2>/dev/null | cut -c1)
+{ [ -z "$state" ] || [ "$state" = Z ]; } && ok ||
+	fail "still running 3 s after SIGTERM, blocked writing: $(cat /proc/$spid/wchan 2>/dev/null)"
+exec 7<&-
+wait $spid
+
 case_ "errors"
 expect_status 1 "$KMSG" follow -F - 
 expect_grep "needs a live log file" "$T/err"
