@@ -9,6 +9,7 @@
 #include <kmsg/kmsg.h>
 
 #include <popt.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
@@ -106,8 +107,19 @@ const char *cli_dir_of(const char *path, char *buf, size_t size);
  */
 int cli_parse_u64(uint64_t *v, const char *s, size_t n, uint64_t max);
 
-/* Writes all of p (n bytes) to fd, through EINTR; 0 or -errno. */
+/*
+ * Writes all of p (n bytes) to fd, through EINTR; 0 or -errno.  Once the
+ * flag given to cli_write_stop_on() is set, what fd does not take within
+ * a second of the first write after that is given up: -EINTR.
+ */
 int cli_write_all(int fd, const char *p, size_t n);
+
+/*
+ * kmsg follow's stop: when *flag is set (by a stop signal), writes get a
+ * second in all, not for ever, so that a reader of the output that
+ * stopped reading cannot keep the signal from ending the command.
+ */
+void cli_write_stop_on(volatile sig_atomic_t *flag);
 
 /*
  * A new file beside path, to take its place once complete (cli_replace()):

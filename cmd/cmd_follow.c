@@ -258,6 +258,9 @@ static void setup_signals(const char *path)
 	sa.sa_mask = set;
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+	/* a reader of the output that stopped reading must not keep a
+	 * stop from ending the follow */
+	cli_write_stop_on(&stop);
 	watch.main = pthread_self();
 	watch_start(path);
 	pipe_out = fstat(STDOUT_FILENO, &st) == 0 &&
@@ -301,6 +304,23 @@ static int position(struct kmsg_reader *r, struct kmsg_log *log,
 	if (rc < 0)
 		return rc;
 	return kmsg_reader_seek_seq(r, start);
+}
+
+/*
+ * A write that failed with rc: after a stop signal, -EINTR is output its
+ * reader did not take within a second (cli_write_stop_on()), dropped and
+ * said once, and the end is STOPPED; else what out_fail() says and returns.
+ */
+static int write_failed(struct output *o, int rc)
+{
+	static int said;
+
+	if (!stop || rc != -EINTR)
+		return out_fail(o, rc);
+	if (!said++)
+		cli_error("standard output", "not taken within a second of the stop "
+			  "signal: the rest of the output is dropped");
+	return STOPPED;
 }
 
 /* drain()'s *read_err for a page cut off under the mapping. */
@@ -480,7 +500,8 @@ static int check_path(struct output *o, int *read_err, int change)
 		if (rc == 0)
 			rc = out_flush(o);
 		if (rc < 0)
-			return *read_err ? (cli_lib_error(fl.path, rc), EXIT_FAIL) : out_fail(o, rc);
+			return *read_err ? cli_lib_error(fl.path, rc) :
+			       write_failed(o, rc);
 	}
 	at = kmsg_reader_position(fl.r);
 	memcpy(old_id, fl.ring_id, sizeof(old_id));
@@ -554,11 +575,13 @@ static int follow_loop(struct output *o)
 
 			read_err = 0;
 			rc = out_flush(o);
-			if (rc == 0)
-				rc = check_path(o, &read_err, change > KMSG_FILE_SAME ? change :
-						cut ? KMSG_FILE_RESIZED : KMSG_FILE_REWRITTEN);
+			if (rc < 0)
+				return write_failed(o, rc);
+			/* an exit status, or STOPPED while it waited for a log */
+			rc = check_path(o, &read_err, change > KMSG_FILE_SAME ? change :
+					cut ? KMSG_FILE_RESIZED : KMSG_FILE_REWRITTEN);
 			if (rc)
-				return rc < 0 ? out_fail(o, rc) : rc;
+				return rc;
 			continue;
 		}
 		if (rc < 0 && read_err) {
@@ -566,7 +589,7 @@ static int follow_loop(struct output *o)
 			return cli_lib_error(fl.path, rc);
 		}
 		if (rc < 0)
-			return out_fail(o, rc);
+			return write_failed(o, rc);
 		/* all read is written out: the cursor file may move on */
 		save_due = cur_save(&cur);
 		if (timed_out)
@@ -610,6 +633,17 @@ static int follow_loop(struct output *o)
 		if (rc)
 			return rc;
 	}
+}
+
+/*
+ * The end of a stopped follow whose last writes failed: output its reader
+ * did not take within a second of the stop is dropped (write_failed()),
+ * and the stop ends the command as asked, with status 0 (the cursor file
+ * keeps its last save, all of it printed); any other error is out_fail()'s.
+ */
+static int stopped_fail(struct output *o, int rc)
+{
+	return write_failed(o, rc) == STOPPED ? EXIT_OK : EXIT_FAIL;
 }
 
 static int parse_lines(int *all, uint64_t *n, const char *s)
@@ -726,14 +760,14 @@ stopped:
 			goto out;
 		}
 		if (rc < 0) {
-			status = out_fail(&o, rc);
+			status = stopped_fail(&o, rc);
 			goto out;
 		}
 	}
 	out_gaps_flush(&o, 1);
 	rc = out_end(&o);
 	if (rc < 0) {
-		status = out_fail(&o, rc);
+		status = stopped_fail(&o, rc);
 		goto out;
 	}
 	status = cur_end(&cur, &o);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -226,11 +227,50 @@ int cli_parse_u64(uint64_t *v, const char *s, size_t n, uint64_t max)
 	return 0;
 }
 
+static volatile sig_atomic_t *write_stop;
+
+void cli_write_stop_on(volatile sig_atomic_t *flag)
+{
+	write_stop = flag;
+}
+
+/* Stopping: may fd take a write now, or before a second has passed since
+ * the first time this was asked? */
+static int writable_in_time(int fd)
+{
+	static int64_t deadline;
+	int64_t now = cli_now_ns(CLOCK_MONOTONIC);
+	struct pollfd pf = { .fd = fd, .events = POLLOUT };
+
+	if (!deadline)
+		deadline = now + INT64_C(1000000000);
+	for (;;) {
+		int ms = now < deadline ? (int)((deadline - now + 999999) / 1000000) : 0;
+		int r = poll(&pf, 1, ms);
+
+		if (r > 0)
+			return 1;
+		if (r == 0 || errno != EINTR)
+			return 0;
+		now = cli_now_ns(CLOCK_MONOTONIC);
+	}
+}
+
 int cli_write_all(int fd, const char *p, size_t n)
 {
 	while (n > 0) {
-		ssize_t w = write(fd, p, n);
+		size_t chunk = n;
+		ssize_t w;
 
+		/* stopping: in pieces a pipe with room takes whole, so that
+		 * no write blocks past the deadline */
+		if (write_stop && *write_stop) {
+			if (!writable_in_time(fd))
+				return -EINTR;
+			if (chunk > PIPE_BUF)
+				chunk = PIPE_BUF;
+		}
+		w = write(fd, p, chunk);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
