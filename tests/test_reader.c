@@ -964,6 +964,7 @@ Test(reader, a_program_of_a_later_header_gets_what_this_library_knows_and_zeros)
 
 	memset(lboot, 0xaa, sizeof(lboot));
 	cr_assert_eq(kmsg_log_boots(boot, 2, log), 1);
+	cr_assert_eq(kmsg_log_boots(NULL, 0, log), 0, "no room asked, none needed");
 	cr_assert_eq(kmsg_log_boots_sized(&lboot[0].b, 2, sizeof(lboot[0]), log), 1);
 	cr_assert(lboot[0].b.boot_id == boot[0].boot_id &&
 		  lboot[0].b.first_seq == boot[0].first_seq &&

@@ -67,9 +67,9 @@ const char *kmsg_strerror(int code);
  * Structs that grow.  The structs the library fills or reads for its
  * caller (struct kmsg_record, kmsg_stat and kmsg_boot) may gain fields at
  * their end in later versions.  The functions that take them are macros
- * that pass sizeof the caller's struct on to the function of the same name
- * ending in _sized, so that a program and the library built with
- * different versions of this header still agree: a program built with an
+ * that pass the size of the struct as the caller's header has it on to the
+ * function of the same name ending in _sized, so that a program and the
+ * library built with different versions of this header still agree: a program built with an
  * older one is given, and is read, the fields it knows; one built with a
  * newer one than the library it runs with gets zeros in the fields the
  * library does not know (0 is "unknown" in every field added).  A size
@@ -228,7 +228,7 @@ struct kmsg_stat {
 
 /* Fills *st from the shared header (no lock; values are a near snapshot). */
 int kmsg_log_stat_sized(struct kmsg_stat *st, size_t size, struct kmsg_log *log);
-#define kmsg_log_stat(st, log) kmsg_log_stat_sized((st), sizeof(*(st)), (log))
+#define kmsg_log_stat(st, log) kmsg_log_stat_sized((st), sizeof(struct kmsg_stat), (log))
 
 /* One boot's records in a log, as kmsg_log_boots() finds them. */
 struct kmsg_boot {
@@ -256,7 +256,7 @@ struct kmsg_boot {
 int kmsg_log_boots_sized(struct kmsg_boot *boots, size_t n, size_t size,
 			 struct kmsg_log *log);
 #define kmsg_log_boots(boots, n, log) \
-	kmsg_log_boots_sized((boots), (n), sizeof(*(boots)), (log))
+	kmsg_log_boots_sized((boots), (n), sizeof(struct kmsg_boot), (log))
 
 /* ------------------------------------------------------------------ */
 /* Appending                                                           */
@@ -384,7 +384,7 @@ struct kmsg_record {
 int kmsg_field_next_sized(struct kmsg_field *f, const struct kmsg_record *rec,
 			  size_t size, size_t *pos);
 #define kmsg_field_next(f, rec, pos) \
-	kmsg_field_next_sized((f), (rec), sizeof(*(rec)), (pos))
+	kmsg_field_next_sized((f), (rec), sizeof(struct kmsg_record), (pos))
 
 /* Returns 1 if key (len bytes) follows the key rule, else 0. */
 int kmsg_key_valid(const char *key, size_t len);
@@ -483,7 +483,8 @@ int kmsg_reader_seek_time(struct kmsg_reader *r, int64_t real_ns);
  * kmsg_reader_flush() to have incomplete lines returned too.
  */
 int kmsg_reader_next_sized(struct kmsg_reader *r, struct kmsg_record *rec, size_t size);
-#define kmsg_reader_next(r, rec) kmsg_reader_next_sized((r), (rec), sizeof(*(rec)))
+#define kmsg_reader_next(r, rec) \
+	kmsg_reader_next_sized((r), (rec), sizeof(struct kmsg_record))
 
 /*
  * For a joining reader: from now on kmsg_reader_next() also returns the
@@ -740,7 +741,7 @@ struct kmsg_fmt_opts {
 int kmsg_fmt_caller_sized(char *buf, size_t size, const struct kmsg_record *rec,
 			  size_t rec_size);
 #define kmsg_fmt_caller(buf, size, rec) \
-	kmsg_fmt_caller_sized((buf), (size), (rec), sizeof(*(rec)))
+	kmsg_fmt_caller_sized((buf), (size), (rec), sizeof(struct kmsg_record))
 
 /*
  * A wall-clock time (real_ns, CLOCK_REALTIME nanoseconds) alone, as the
@@ -787,7 +788,8 @@ void kmsg_fmt_free(struct kmsg_fmt *f);
  */
 int kmsg_fmt_record_sized(const char **out, struct kmsg_fmt *f,
 			  const struct kmsg_record *rec, size_t size);
-#define kmsg_fmt_record(out, f, rec) kmsg_fmt_record_sized((out), (f), (rec), sizeof(*(rec)))
+#define kmsg_fmt_record(out, f, rec) \
+	kmsg_fmt_record_sized((out), (f), (rec), sizeof(struct kmsg_record))
 int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
 
 /*
@@ -861,7 +863,7 @@ int kmsg_json_escape(char *buf, size_t size, const char *text, size_t len,
  * none (empty), or KMSG_EINVAL.
  */
 #define kmsg_dmesg_parse(rec, line, len, boot_real_ns) \
-	kmsg_dmesg_parse_sized((rec), sizeof(*(rec)), (line), (len), (boot_real_ns), 0)
+	kmsg_dmesg_parse_sized((rec), sizeof(struct kmsg_record), (line), (len), (boot_real_ns), 0)
 
 #define KMSG_PRIO_NONE 0xffu /* facility or level of text that named none */
 
@@ -877,7 +879,7 @@ enum {
 int kmsg_dmesg_parse_sized(struct kmsg_record *rec, size_t size, const char *line,
 			   size_t len, int64_t boot_real_ns, unsigned flags);
 #define kmsg_dmesg_parse_flags(rec, line, len, boot_real_ns, flags) \
-	kmsg_dmesg_parse_sized((rec), sizeof(*(rec)), (line), (len), (boot_real_ns), (flags))
+	kmsg_dmesg_parse_sized((rec), sizeof(struct kmsg_record), (line), (len), (boot_real_ns), (flags))
 
 /*
  * Stores in *real_ns the machine's boot time (wall clock, ns since the
@@ -920,11 +922,12 @@ void kmsg_devkmsg_free(struct kmsg_devkmsg *p);
 int kmsg_devkmsg_feed_sized(struct kmsg_record *rec, size_t size, struct kmsg_devkmsg *p,
 			    const char *line, size_t len);
 #define kmsg_devkmsg_feed(rec, p, line, len) \
-	kmsg_devkmsg_feed_sized((rec), sizeof(*(rec)), (p), (line), (len))
+	kmsg_devkmsg_feed_sized((rec), sizeof(struct kmsg_record), (p), (line), (len))
 
 /* At the end of the input: 1 and the last record in *rec, or 0. */
 int kmsg_devkmsg_end_sized(struct kmsg_record *rec, size_t size, struct kmsg_devkmsg *p);
-#define kmsg_devkmsg_end(rec, p) kmsg_devkmsg_end_sized((rec), sizeof(*(rec)), (p))
+#define kmsg_devkmsg_end(rec, p) \
+	kmsg_devkmsg_end_sized((rec), sizeof(struct kmsg_record), (p))
 
 /*
  * Why the line given to the last kmsg_devkmsg_feed() was skipped, in
@@ -1008,7 +1011,7 @@ int kmsg_dump_open_fd(struct kmsg_log **out, int fd, const void *head,
 int kmsg_dump_stat_fd_sized(struct kmsg_stat *st, size_t size, int fd, const void *head,
 			    size_t head_len);
 #define kmsg_dump_stat_fd(st, fd, head, head_len) \
-	kmsg_dump_stat_fd_sized((st), sizeof(*(st)), (fd), (head), (head_len))
+	kmsg_dump_stat_fd_sized((st), sizeof(struct kmsg_stat), (fd), (head), (head_len))
 
 #pragma GCC visibility pop
 
