@@ -214,6 +214,22 @@ stop_follow INT
 expect_status 1 "$KMSG" follow -F "$T/nonexistent" --fail-missing
 expect_grep "no such log" "$T/err"
 
+case_ "a log that appears as cp(1) makes it (empty first, then filled) is waited for"
+# cp creates the file empty and then writes it: the follower waiting for
+# the log must go on waiting while what is there is not a log yet, as it
+# does after a log went away (it failed with status 1: "not a kmsg log
+# file; refusing to touch it", from open_followed()'s first open).
+"$KMSG" emit -F "$T/appear.src" "copied in"
+W2=$T/appear
+start_follow -F "$W2" -t -n all
+sleep 0.3
+: >"$W2"
+sleep 0.5
+cat "$T/appear.src" >"$W2"
+wait_for "copied in" "$T/f.out" 5 || fail "the log copied in was not followed: $(cat "$T/f.err")"
+if kill -0 $fpid 2>/dev/null; then stop_follow INT; else
+	wait $fpid; fail "the follower ended by itself, status $?"; fi
+
 case_ "a log removed and made again, or replaced, is followed on"
 R=$T/renew
 "$KMSG" emit -F "$R" "first log"
