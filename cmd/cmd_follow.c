@@ -418,34 +418,47 @@ static int try_open(struct kmsg_stat *st)
 
 static int open_followed(int fail_now, int again)
 {
-	int said = 0, rc;
+	int said = 0, said_err = 0, waited = again, rc = 0;
+	int64_t quiet_until = 0;
 	struct kmsg_stat st;
 
 	for (;;) {
-		if (!again && (access(fl.path, F_OK) == 0 || errno != ENOENT || fail_now))
+		int there = access(fl.path, F_OK) == 0 || errno != ENOENT;
+
+		/* at the start, a path that is there is opened below, and
+		 * what is wrong with it said at once */
+		if (!waited && (there || fail_now))
 			break;
-		if (again) {
-			/* quietly, but for the first error; a file caught
-			 * changing is looked at again soon */
-			rc = access(fl.path, F_OK) == 0 || errno != ENOENT ? try_open(&st) : -ENOENT;
+		waited = 1;
+		if (there) {
+			/* A file that is not a log is said once, with what
+			 * the follower does; but an empty one quietly for 2 s
+			 * (cp and a shell's redirection make the file empty
+			 * first, then fill it), looked at again soon. */
+			int64_t now = cli_now_ns(CLOCK_MONOTONIC);
+			struct stat sb;
+
+			rc = try_open(&st);
 			if (rc == 0)
 				break;
-			if (rc != -ENOENT && rc != -EAGAIN && !said++) {
-				/* and then silence: say that it waits, and for what */
+			if (rc != -EAGAIN && !quiet_until)
+				quiet_until = stat(fl.path, &sb) == 0 && sb.st_size == 0 ?
+					      now + INT64_C(2000000000) : now;
+			if (rc != -EAGAIN && now >= quiet_until && !said_err++) {
 				cli_lib_error(fl.path, rc);
 				cli_error(fl.path, "waiting for a log there, as it looks every "
 					  "%d ms (SIGINT or SIGTERM ends the follow)", CHECK_MS);
 			}
-		} else if (!said++) {
+		} else if (!again && !said++) {
 			cli_error(fl.path, "no such log yet; waiting for it to appear "
 				  "(--fail-missing fails at once instead)");
 		}
-		wait_for(NULL, again && rc == -EAGAIN ? 50 : CHECK_MS);
+		wait_for(NULL, there && (rc == -EAGAIN || !said_err) ? 50 : CHECK_MS);
 		news = 0;  /* the path is looked at anyway */
 		if (stop)
 			return STOPPED;
 	}
-	if (!again) {
+	if (!fl.log) {
 		if ((fl.log = cli_open_log(fl.path, 0, NULL)) == NULL)
 			return EXIT_FAIL;
 		rc = kmsg_reader_new(&fl.r, fl.log, KMSG_READER_JOIN);
@@ -458,8 +471,10 @@ static int open_followed(int fail_now, int again)
 	cur_log(&cur, st.ring_id);
 	watch_file(fl.path);
 	fl.cut_short = cli_cut_short(fl.path, &st) != 0;
+	/* where printing starts is -n's (position()), as for a log there
+	 * from the start */
 	if (said && !again)
-		cli_error(fl.path, "appeared; following it from its oldest record");
+		cli_error(fl.path, "appeared; following it");
 	return 0;
 }
 
