@@ -397,6 +397,27 @@ state=$(sed 's/.*) //' "/proc/$spid/stat" 2>/dev/null | cut -c1)
 exec 7<&-
 wait $spid
 
+case_ "a header zeroed and repaired by a writer while the follower is stopped: nothing lost unsaid"
+# dd zeroes the header; the next writer repairs it (a new numbering from
+# 1) and writes r1.  The follower, stopped meanwhile, goes on with r2 and
+# never prints r1 nor says that the log changed (the old follow did the
+# same).
+Z=$T/zeroed
+"$KMSG" emit -F "$Z" --log-size=1M start
+seq 1 50 | "$KMSG" emit -F "$Z"
+start_follow -F "$Z" -n 1
+wait_for "50" "$T/f.out" || fail "no history"
+kill -STOP $fpid
+dd if=/dev/zero of="$Z" bs=4096 count=1 conv=notrunc status=none
+"$KMSG" emit -F "$Z" r1
+kill -CONT $fpid
+sleep 1.5
+"$KMSG" emit -F "$Z" r2
+wait_for "r2" "$T/f.out" || fail "r2 not followed"
+stop_follow TERM
+expect_grep "r1" "$T/f.out"
+expect_grep "repaired\|written over\|lost" "$T/f.err"
+
 case_ "errors"
 expect_status 1 "$KMSG" follow -F - 
 expect_grep "needs a live log file" "$T/err"
