@@ -418,6 +418,25 @@ stop_follow TERM
 expect_grep "r1" "$T/f.out"
 expect_grep "repaired\|written over\|lost" "$T/f.err"
 
+case_ "a header zeroed, then repaired by a writer half a second later: followed on"
+# The follower looks at the path 100 ms after dd's write, reopens the file
+# ("written over with another log; the same log: going on where it was")
+# and then prints nothing more: not r1, nor the 60 records written after
+# the repair, which start the numbering from 1 again (the binary before
+# today's changes does the same).
+Z2=$T/zeroed2
+"$KMSG" emit -F "$Z2" --log-size=1M start
+seq 1 50 | "$KMSG" emit -F "$Z2"
+start_follow -F "$Z2" -n 1
+wait_for "50" "$T/f.out" || fail "no history"
+dd if=/dev/zero of="$Z2" bs=4096 count=1 conv=notrunc status=none
+sleep 0.5
+"$KMSG" emit -F "$Z2" r1
+seq 2 60 | sed 's/^/r/' | "$KMSG" emit -F "$Z2"
+wait_for "r60" "$T/f.out" 5 || fail "deaf after the repair: $(tr '\n' '|' <"$T/f.out") / $(cat "$T/f.err")"
+stop_follow TERM
+expect_grep "r1\$" "$T/f.out"
+
 case_ "errors"
 expect_status 1 "$KMSG" follow -F - 
 expect_grep "needs a live log file" "$T/err"
