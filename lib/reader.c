@@ -147,6 +147,7 @@ int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms)
 {
 	struct kmsg_log *log;
 	_Atomic uint32_t *word, *deferral_word;
+	uint32_t first;
 	int64_t deadline = 0;
 	int err;
 
@@ -160,6 +161,7 @@ int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms)
 		return err;
 	if (timeout_ms >= 0)
 		deadline = kmsg__clock_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
+	first = atomic_load_explicit(word, memory_order_seq_cst);
 	for (;;) {
 		uint32_t seen = atomic_load_explicit(word, memory_order_seq_cst);
 		uint32_t deferrals = atomic_load_explicit(deferral_word, memory_order_seq_cst); /* D2 */
@@ -170,6 +172,12 @@ int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms)
 		if (kmsg__iter_ready(&r->it))
 			return 1;
 		if (r->join && kmsg__join_ready(r->join))
+			return 1;
+		/* Opened on a damaged header, the reader reads its own copy
+		 * of it, which shows no record written since: a writer's wake
+		 * means that writer has repaired the file's (log.c,
+		 * kmsg_log_file_changed()), so it is news to the caller. */
+		if (log->private_hdr && seen != first)
 			return 1;
 		if (timeout_ms >= 0) {
 			if (now >= deadline)

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -555,3 +556,48 @@ Test(damage, lengths_rewritten_under_a_reader_never_read_past_the_mapping, .time
 	cr_assert_gt(records, 0);
 }
 #endif
+
+/*
+ * A follower that opened a log whose header was zeroed reads a copy of
+ * its own, which shows nothing written since: a writer's repair and its
+ * records must still wake it (it slept for good), and the path then says
+ * KMSG_FILE_REPAIRED, so that it opens the log again.
+ */
+Test(damage, a_follower_of_a_zeroed_header_is_woken_by_the_repair, .timeout = 60)
+{
+	struct kmsg_log *log = tu_create("zh.log", 1 << 20, 0);
+	static const unsigned char zeros[4096];
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	pid_t pid;
+	int fd, rc, status;
+
+	for (int i = 0; i < 50; i++)
+		tu_append(log, "before the damage");
+	kmsg_log_close(log);
+	fd = open(tu_path("zh.log"), O_WRONLY);
+	cr_assert(pwrite(fd, zeros, sizeof(zeros), 0) == sizeof(zeros));
+	close(fd);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("zh.log"), KMSG_OPEN_READ), 0);
+	cr_assert_eq(kmsg_reader_new(&r, log, 0), 0);
+	kmsg_reader_seek(r, KMSG_SEEK_END);
+	while (kmsg_reader_next(r, &rec) == 1)
+		;
+	pid = tu_fork();
+	if (pid == 0) {
+		struct kmsg_log *w;
+
+		usleep(300 * 1000);  /* the follower asleep by then */
+		if (kmsg_log_open(&w, tu_path("zh.log"), KMSG_OPEN_WRITE) != 0 ||
+		    kmsg_log_append(NULL, w, &(struct kmsg_entry)KMSG_ENTRY_INIT) != 0)
+			_exit(1);
+		_exit(0);
+	}
+	rc = kmsg_reader_wait(r, 10000);
+	cr_assert_eq(rc, 1, "woken by the writer that repaired the header (%d)", rc);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the writer appended");
+	cr_assert_eq(kmsg_log_file_changed(log, tu_path("zh.log")), KMSG_FILE_REPAIRED);
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+}

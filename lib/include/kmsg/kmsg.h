@@ -509,7 +509,11 @@ uint64_t kmsg_reader_position(const struct kmsg_reader *r);
  * through a futex in the shared mapping, so the wake-up takes microseconds.
  * On a log cut short under the mapping (kmsg_log_file_changed() says
  * KMSG_FILE_RESIZED) no writer can wake it: it then looks every 100 ms
- * instead of sleeping, and the caller should open the log again.
+ * instead of sleeping, and the caller should open the log again.  On a
+ * log whose header was damaged when it was opened (the reader reads a
+ * copy of its own, which shows no record written since), a writer's wake
+ * returns 1: that writer has repaired the header, which
+ * kmsg_log_file_changed() then says (KMSG_FILE_REPAIRED).
  */
 int kmsg_reader_wait(struct kmsg_reader *r, int timeout_ms);
 
