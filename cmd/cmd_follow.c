@@ -335,7 +335,44 @@ static struct follow {
 	uint64_t clear_seq;    /* -n all with --since: records below it are cleared */
 	int64_t next_check_ns; /* CLOCK_MONOTONIC: when to look at the path again */
 	int cut_short;         /* opened shorter than its header says */
+	/* the last record read (not a gap): its numbering, number and time,
+	 * for where to go on should the numbering begin again (renumbered()) */
+	uint64_t seq_id, last_seq;
+	int64_t last_real_ns;
 } fl;
+
+/*
+ * The numbering of the log may have begun again since the last record
+ * read (a writer rebuilt a damaged header; a copy of the log was put
+ * back): resolves the position after that record, at, as a cursor is
+ * resolved (kmsg_log_position_resolve()).  If numbers were handed out
+ * again, says so and places the reader at the first number not certainly
+ * read (*moved set); else leaves it where it is.  0 or a negative code.
+ */
+static int renumbered(uint64_t at, int *moved)
+{
+	struct kmsg_position p = {
+		.seq_id = fl.seq_id,
+		.next = at,
+		.last_real_ns = fl.last_seq + 1 == at ? fl.last_real_ns : 0,
+	};
+	uint64_t start;
+	int rc;
+
+	*moved = 0;
+	if (!fl.seq_id)
+		return 0;  /* nothing read yet: nothing to place */
+	memcpy(p.ring_id, fl.ring_id, sizeof(p.ring_id));
+	rc = kmsg_log_position_resolve(&start, fl.log, &p);
+	if (rc != KMSG_POSITION_RENUMBERED)
+		return rc < 0 ? rc : 0;
+	cli_error(fl.path, "numbers from %llu on were handed out again (a writer rebuilt a "
+		  "damaged header, or a copy of the log was put back): going on there, so "
+		  "records may be printed again", (unsigned long long)start);
+	*moved = 1;
+	fl.seq_id = 0;
+	return kmsg_reader_seek_seq(fl.r, start);
+}
 
 /*
  * Prints every record the reader has now, stopping early if a signal asks
@@ -363,11 +400,29 @@ static int drain(struct output *o, int *read_err, uint64_t to_end)
 		}
 		if (to_end && rec.seq >= to_end && !(rec.flags & KMSG_GAP))
 			break;
+		if (!(rec.flags & KMSG_GAP) && rec.seq_id != fl.seq_id && fl.seq_id) {
+			/* another numbering than the last record's: the same
+			 * numbers, renewed by a boot's first writer, or new ones */
+			int moved;
+
+			rc = renumbered(fl.last_seq + 1, &moved);
+			if (rc < 0) {
+				*read_err = 1;
+				return rc;
+			}
+			if (moved)
+				continue;
+		}
 		OUT_GAPS(o, &rec);
 		rc = rec.seq < fl.clear_seq ? 0 : out_record(o, &rec);
 		if (rc < 0)
 			return rc;
 		cur_note(&cur, &rec, fl.r);
+		if (!(rec.flags & KMSG_GAP)) {
+			fl.seq_id = rec.seq_id;
+			fl.last_seq = rec.seq;
+			fl.last_real_ns = rec.real_ns;
+		}
 	}
 	if (cli_bus_cut()) {
 		*read_err = READ_CUT;
@@ -532,16 +587,24 @@ static int check_path(struct output *o, int *read_err, int change)
 	same = !memcmp(old_id, fl.ring_id, sizeof(old_id));
 	cli_error(fl.path, "%s; %s", change == KMSG_FILE_GONE ? "back" :
 		  change == KMSG_FILE_REPLACED ? "replaced by another file" :
+		  change == KMSG_FILE_REWRITTEN && same ? "its header was written over "
+		  "(damaged, or the log copied back over itself)" :
 		  change == KMSG_FILE_REWRITTEN ? "written over with another log" :
 		  change == KMSG_FILE_REPAIRED ? "its damaged header was repaired by a writer" :
 		  "the file changed size (cut short, or restored by a writer)",
 		  same ? "the same log: going on where it was" :
 		  "another log: following it from its oldest record");
 	if (same) {
-		rc = kmsg_reader_seek_seq(fl.r, at);
+		int moved;
+
+		/* where it was, unless the numbers were handed out again */
+		rc = renumbered(at, &moved);
+		if (rc == 0 && !moved)
+			rc = kmsg_reader_seek_seq(fl.r, at);
 	} else {
 		rc = kmsg_reader_seek(fl.r, KMSG_SEEK_OLDEST);
 		fl.clear_seq = 0;
+		fl.seq_id = 0;
 	}
 	if (rc < 0)
 		return cli_lib_error(fl.path, rc);
