@@ -186,9 +186,15 @@ static int text_line(struct text_in *t, const struct line *ln, int next)
 	return rc;
 }
 
-static ssize_t text_read(void *s, char *buf, size_t n)
+/* The input's next bytes, what was printed written out first when they
+ * are not there yet (a live pipe): its errors come back at the end. */
+static ssize_t text_read(void *ctx, char *buf, size_t n)
 {
-	return src_read(s, buf, n);
+	struct text_in *t = ctx;
+
+	if (src_idle(t->s))
+		(void)out_flush(t->o);
+	return src_read(t->s, buf, n);
 }
 
 /*
@@ -209,10 +215,10 @@ static int read_text(struct output *o, struct src *s)
 	/* a record ends at a newline before '<': the byte after a line must
 	 * be known; printed verbatim, the text goes through in runs of
 	 * lines, and a piece must not cut a character */
+	struct text_in t = { .o = o, .s = s };
 	struct lines *lr = lines_new(TEXT_CHUNK, LINES_PIECES | (verbatim ?
 				     LINES_BATCH | LINES_UTF8 : LINES_LOOKAHEAD),
-				     text_read, s);
-	struct text_in t = { .o = o, .s = s };
+				     text_read, &t);
 	struct line ln;
 	int rc, status = EXIT_FAIL;
 

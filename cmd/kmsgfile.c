@@ -88,8 +88,12 @@ static ssize_t in_read(void *ctx, char *buf, size_t n)
 	struct kmsg_in *k = ctx;
 	ssize_t r;
 
-	if (!k->dev)
+	if (!k->dev) {
+		/* what was printed goes out while a live pipe is quiet */
+		if (src_idle(&k->s))
+			(void)out_flush(k->o);
 		return src_read(&k->s, buf, n);
+	}
 	for (;;) {
 		r = read(k->s.fd, buf, n);
 		if (r >= 0)

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -79,6 +80,26 @@ static ssize_t read_full(int fd, unsigned char *p, size_t n, off_t off)
 	return (ssize_t)got;
 }
 
+/* From a stream, what has come once it is at least least bytes (or its
+ * end): a live pipe is not waited on for a whole block. */
+static ssize_t read_least(int fd, unsigned char *p, size_t n, size_t least)
+{
+	size_t got = 0;
+
+	while (got < least) {
+		ssize_t k = read(fd, p + got, n - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	return (ssize_t)got;
+}
+
 /* A regular file whose last 128 bytes begin as a log header's copy does. */
 static int backup_magic(int fd, const struct stat *st)
 {
@@ -121,8 +142,9 @@ int src_open(struct src *s, const char *path)
 	 * input (read from where it is), only by taking its first bytes,
 	 * which src_read() then hands back. */
 	s->stream = is_stdin || !S_ISREG(st.st_mode);
-	n = read_full(s->fd, s->stream ? s->head : first, SRC_BLOCK,
-		      s->stream ? -1 : 0);
+	/* a stream: enough for the magic numbers, and what came with them */
+	n = s->stream ? read_least(s->fd, s->head, SRC_BLOCK, sizeof(KMSG_LOG_MAGIC) - 1)
+		      : read_full(s->fd, first, SRC_BLOCK, 0);
 	if (n < 0) {
 		errno = (int)-n;
 		goto fail;
@@ -223,6 +245,13 @@ ssize_t src_read(struct src *s, void *buf, size_t n)
 	}
 	s->off += (uint64_t)k;
 	return k;
+}
+
+int src_idle(const struct src *s)
+{
+	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+
+	return s->stream && s->head_pos >= s->head_len && poll(&p, 1, 0) == 0;
 }
 
 const char *src_strerror(int rc)

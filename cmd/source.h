@@ -82,6 +82,13 @@ int src_open(struct src *s, const char *path);
  */
 ssize_t src_read(struct src *s, void *buf, size_t n);
 
+/*
+ * 1 if the next src_read() would wait: a stream with no bytes there yet
+ * (a live pipe).  A reader that prints as it goes writes out what it
+ * has first, so that it shows as it comes, not when the input ends.
+ */
+int src_idle(const struct src *s);
+
 /* What src_open()'s error rc means, in words: strerror(), but for a
  * standard input closed when kmsg started, what to do. */
 const char *src_strerror(int rc);

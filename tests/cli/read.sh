@@ -722,6 +722,18 @@ case_ "a log on a pipe cannot be cleared"
 expect_status 1 sh -c '"$0" read -F - -c <"$1"' "$KMSG" "$L"
 expect_grep "kmsg: standard input: is a copy of a log, which cannot be cleared" "$T/err"
 
+case_ "read -F - and -K - from a live pipe print each record as the next one comes"
+# not when the input ends (it waited for a whole first block, then for
+# its output buffer to fill)
+( printf '<6>[    1.000000] first\n<6>[    2.000000] second\n'; sleep 4 ) |
+	"$KMSG" read -F - >"$T/live" 2>&1 &
+wait_for "first" "$T/live" 2 || fail "-F -: nothing printed 2 s into a live pipe"
+( printf '6,1,5,-;one\n6,2,6,-;two\n'; sleep 4 ) | "$KMSG" read -K - >"$T/livek" 2>&1 &
+wait_for "one" "$T/livek" 2 || fail "-K -: nothing printed 2 s into a live pipe"
+wait
+expect_eq "first|second" "$(sed 's/.*] //' "$T/live" | paste -sd'|')"
+expect_eq "one|two" "$(sed 's/.*] //' "$T/livek" | paste -sd'|')"
+
 case_ "bad usage exits 2"
 expect_status 2 "$KMSG" read --no-such-option
 expect_status 2 "$KMSG" read -F "$L" extra
