@@ -60,34 +60,18 @@ static const char *first_block_binary(const unsigned char *p, size_t n)
 	return block_binary(p, n, bad, nul, 1);
 }
 
-/* n bytes from fd (at off, or where it is if off < 0), fewer at its end. */
-static ssize_t read_full(int fd, unsigned char *p, size_t n, off_t off)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t k = off < 0 ? read(fd, p + got, n - got)
-				    : pread(fd, p + got, n - got, off + (off_t)got);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			break;
-		got += (size_t)k;
-	}
-	return (ssize_t)got;
-}
-
-/* From a stream, what has come once it is at least least bytes (or its
- * end): a live pipe is not waited on for a whole block. */
-static ssize_t read_least(int fd, unsigned char *p, size_t n, size_t least)
+/*
+ * Up to n bytes from fd (at off, or where it is if off < 0), once at least
+ * least of them came, or fewer at its end: a live pipe is not waited on
+ * for more than least.
+ */
+static ssize_t read_least(int fd, unsigned char *p, size_t n, size_t least, off_t off)
 {
 	size_t got = 0;
 
 	while (got < least) {
-		ssize_t k = read(fd, p + got, n - got);
+		ssize_t k = off < 0 ? read(fd, p + got, n - got)
+				    : pread(fd, p + got, n - got, off + (off_t)got);
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -106,7 +90,7 @@ static int backup_magic(int fd, const struct stat *st)
 	unsigned char m[8];
 
 	return st->st_size >= 4096 && st->st_size % 4096 == 0 &&
-	       read_full(fd, m, 8, st->st_size - 128) == 8 && memcmp(m, KMSG_LOG_MAGIC, 8) == 0;
+	       read_least(fd, m, 8, 8, st->st_size - 128) == 8 && memcmp(m, KMSG_LOG_MAGIC, 8) == 0;
 }
 
 int src_open(struct src *s, const char *path)
@@ -143,8 +127,8 @@ int src_open(struct src *s, const char *path)
 	 * which src_read() then hands back. */
 	s->stream = is_stdin || !S_ISREG(st.st_mode);
 	/* a stream: enough for the magic numbers, and what came with them */
-	n = s->stream ? read_least(s->fd, s->head, SRC_BLOCK, sizeof(KMSG_LOG_MAGIC) - 1)
-		      : read_full(s->fd, first, SRC_BLOCK, 0);
+	n = s->stream ? read_least(s->fd, s->head, SRC_BLOCK, sizeof(KMSG_LOG_MAGIC) - 1, -1)
+		      : read_least(s->fd, first, SRC_BLOCK, SRC_BLOCK, 0);
 	if (n < 0) {
 		errno = (int)-n;
 		goto fail;
