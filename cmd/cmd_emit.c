@@ -953,12 +953,24 @@ int cmd_emit(int argc, const char **argv)
 	status = EXIT_FAIL;
 
 	if (o.input && strcmp(o.input, "-") != 0) {
+		struct stat sb;
+
 		in_fd = open(o.input, O_RDONLY | O_CLOEXEC);
 		if (in_fd < 0) {
 			cli_error(o.input, "%s", strerror(errno));
 			goto out;
 		}
+		if (fstat(in_fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+			cli_error(o.input, "is a directory");
+			goto out;
+		}
 		input_name = o.input;
+	} else if (!args && cli_stdin_closed()) {
+		/* "<&-": what would be read is /dev/null's nothing, which
+		 * must not pass for an input without messages */
+		cli_error("standard input", "is closed (\"<&-\"): give the message "
+			  "as arguments, or the messages on a pipe or with <FILE");
+		goto out;
 	}
 
 	path = cli_log_path(o.file);

@@ -535,7 +535,8 @@ fresh
 "$KMSG" emit -s echoed 2>/dev/full
 expect_eq 1 "$?" "exit status with stderr full"
 want_records "13,-;echoed"
-expect_status 1 "$KMSG" emit -f "$T"
+# (the process's own memory at address 0 cannot be read: EIO)
+expect_status 1 "$KMSG" emit -f /proc/self/mem
 expect_grep "read error" "$T/err"
 "$KMSG" emit </dev/null
 expect_eq 0 "$?" "exit status of empty input"
@@ -565,5 +566,9 @@ wait $epid
 expect_eq 1 "$?" "exit status"
 expect_grep "cut short while it was written" "$T/cut.err"
 expect_grep "stdin:2: this message may not be in the log, and the rest of the input is not written" "$T/cut.err"
+
+case_ "emit -f DIRECTORY says so"
+expect_status 1 "$KMSG" emit -F "$T/dirlog" -f "$T"
+expect_grep ": is a directory" "$T/err"
 
 finish
