@@ -297,9 +297,8 @@ static int position(struct kmsg_reader *r, struct kmsg_log *log,
 				     : kmsg_reader_seek(r, KMSG_SEEK_CLEARED);
 	if (n == 0 || st.next_seq <= floor)
 		return kmsg_reader_seek_seq(r, st.next_seq);
-	if (!o->filtering || n >= st.next_seq - floor)
-		return kmsg_reader_seek_seq(r, n < st.next_seq - floor ?
-					    st.next_seq - n : floor);
+	if (n >= st.next_seq - floor)
+		return kmsg_reader_seek_seq(r, floor);
 	rc = out_last_start(&start, r, o, n, floor, st.next_seq);
 	if (rc < 0)
 		return rc;

@@ -292,8 +292,6 @@ int sel_seek(struct selection *sel, struct kmsg_reader *r, struct kmsg_log *log,
 			start = end;  /* nothing to print: a seek to the end */
 		else if (sel->cursor)
 			;  /* the first N from there: sel_record() counts */
-		else if (sel->have_lines && !o->filtering)
-			start = sel->lines < end - from ? end - sel->lines : from;
 		else if (sel->have_lines && (rc = out_last_start(&start, r, o, sel->lines,
 							       from, end)) < 0)
 			goto fail;
@@ -420,7 +418,9 @@ int out_last_start(uint64_t *start, struct kmsg_reader *r, const struct output *
 		}
 		if (rc < 0)
 			goto out;
-		if (count >= n) {
+		/* the first line read may have begun before the window
+		 * (a line written in parts): it is never one of the n */
+		if (count > n) {
 			*start = ring[count % n];
 			break;
 		}

@@ -85,10 +85,12 @@ void sel_free(struct selection *sel);
 int sel_list_boots(struct output *o, struct kmsg_log *log, const char *path);
 
 /*
- * With a filter, the last n records means the last n that pass it.  Looks
- * back from end over ever larger windows (n, 4n, 16n, ... records) until
- * one holds n matching records or reaches floor; stores the sequence
- * number to start at in *start (floor when there are fewer).  Each look
+ * The last n records are the last n lines r returns that pass the filter,
+ * a line written in parts counting once, from its first part.  Looks back
+ * from end over ever larger windows (n, 4n, 16n, ... records) until one
+ * holds more than n such lines (its first may have begun before it) or
+ * reaches floor; stores the sequence number to start at in *start (floor
+ * when there are fewer).  Each look
  * is a seek and a read, so finding them costs at most a few reads of the
  * part of the log they span.  Returns 0, or a negative code of the
  * reader (-ENOMEM).

@@ -734,6 +734,17 @@ wait
 expect_eq "first|second" "$(sed 's/.*] //' "$T/live" | paste -sd'|')"
 expect_eq "one|two" "$(sed 's/.*] //' "$T/livek" | paste -sd'|')"
 
+case_ "-n counts lines: a message written in parts is one, shown whole"
+# (the last N record numbers held only the message's last part)
+"$KMSG" emit -F "$T/parts" --max-text 64 "first message"
+head -c 200 /dev/zero | tr '\0' y | "$KMSG" emit -F "$T/parts" --split
+"$KMSG" read -F "$T/parts" -t -n 1 >"$T/out"
+expect_eq 200 "$(tr -d '\n' <"$T/out" | wc -c)" "read -n 1: the whole message"
+"$KMSG" read -F "$T/parts" -t -n 2 >"$T/out"
+expect_eq "first message" "$(head -1 "$T/out")" "read -n 2"
+timeout 1 "$KMSG" follow -F "$T/parts" -t -n 1 >"$T/out"
+expect_eq 200 "$(tr -d '\n' <"$T/out" | wc -c)" "follow -n 1: the whole message"
+
 case_ "bad usage exits 2"
 expect_status 2 "$KMSG" read --no-such-option
 expect_status 2 "$KMSG" read -F "$L" extra
