@@ -94,6 +94,23 @@ size_t utf8_cut(const char *s, size_t n)
 	return n;
 }
 
+/* What is left from start, moved to the front of the buffer. */
+static void to_front(struct lines *lr)
+{
+	memmove(lr->buf, lr->buf + lr->start, lr->len - lr->start);
+	lr->len -= lr->start;
+	lr->scan -= lr->start;
+	lr->base += lr->start;
+	lr->start = 0;
+}
+
+/* lines_next_byte() once a line was given up to start. */
+static int byte_after(const struct lines *lr)
+{
+	return lr->start < lr->len ? (unsigned char)lr->buf[lr->start] :
+	       lr->eof ? LINES_END : LINES_UNREAD;
+}
+
 /*
  * Reads on after buf[len]: 0, or read()'s error.  The caller has taken
  * every whole line, so what is left from start is at most max + 1 bytes
@@ -104,13 +121,8 @@ static int fill(struct lines *lr)
 {
 	ssize_t n;
 
-	if (!lr->skipping && lr->start > 0 && lr->cap - lr->len < LINES_CHUNK) {
-		memmove(lr->buf, lr->buf + lr->start, lr->len - lr->start);
-		lr->len -= lr->start;
-		lr->scan -= lr->start;
-		lr->base += lr->start;
-		lr->start = 0;
-	}
+	if (!lr->skipping && lr->start > 0 && lr->cap - lr->len < LINES_CHUNK)
+		to_front(lr);
 	n = lr->read(lr->ctx, lr->buf + lr->len, lr->cap - lr->len);
 	if (n < 0)
 		return (int)n;
@@ -132,8 +144,7 @@ static int give(struct lines *lr, struct line *ln, size_t end, int how)
 	    ln->p[ln->len - 1] == '\r')
 		ln->len--;
 	lr->start = lr->scan = how == LINE_NEWLINE ? end + 1 : end;
-	lr->next = lr->start < lr->len ? (unsigned char)lr->buf[lr->start] :
-		   lr->eof ? LINES_END : LINES_UNREAD;
+	lr->next = byte_after(lr);
 	return 1;
 }
 
@@ -160,12 +171,8 @@ static int give_piece(struct lines *lr, struct line *ln)
  * to be skipped. */
 static void skip_start(struct lines *lr)
 {
-	if (lr->start > 0) {
-		memmove(lr->buf, lr->buf + lr->start, lr->len - lr->start);
-		lr->len -= lr->start;
-		lr->base += lr->start;
-		lr->start = 0;
-	}
+	if (lr->start > 0)
+		to_front(lr);
 	lr->skipping = 1;
 	lr->head_off = lr->base;
 	lr->total = lr->max;
@@ -206,8 +213,7 @@ static int skip_on(struct lines *lr, struct line *ln)
 	ln->total = lr->total - (nl && lr->cr && (lr->flags & LINES_CRLF));
 	lr->skipping = 0;
 	lr->start = lr->scan = nl ? end + 1 : end;
-	lr->next = lr->start < lr->len ? (unsigned char)lr->buf[lr->start] :
-		   lr->eof ? LINES_END : LINES_UNREAD;
+	lr->next = byte_after(lr);
 	return 1;
 }
 
