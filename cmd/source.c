@@ -320,11 +320,6 @@ struct kmsg_log *src_open_log(struct src *s, unsigned flags)
 	return log;
 }
 
-void src_refuse(const struct src *s, const char *takes)
-{
-	cli_error(s->name, "%s; --file takes %s", s->what, takes);
-}
-
 /* The kinds in takes, in words. */
 static const char *takes_words(unsigned takes)
 {
@@ -357,15 +352,14 @@ int src_open_for(struct src *s, const char *path, unsigned takes)
 	}
 	if (rc < 0)
 		return 1;
-	if (s->kind == SRC_BINARY)
-		src_refuse(s, what);
-	else if (!(takes & (1u << s->kind)))
-		cli_error(s->name, "%s; --file takes %s",
-			  s->kind == SRC_LOG ? "is a kmsg log" :
-			  s->kind == SRC_DUMP ? "is a kmsg dump" :
-			  s->empty ? "is empty" : "holds text", what);
-	else
+	if (s->kind != SRC_BINARY && (takes & (1u << s->kind)))
 		return 0;
+	/* what it is (binary data: what it looks like), and what is taken */
+	cli_error(s->name, "%s; --file takes %s",
+		  s->kind == SRC_BINARY ? s->what :
+		  s->kind == SRC_LOG ? "is a kmsg log" :
+		  s->kind == SRC_DUMP ? "is a kmsg dump" :
+		  s->empty ? "is empty" : "holds text", what);
 	src_close(s);
 	return -1;
 }

@@ -129,10 +129,4 @@ void src_close(struct src *s);
  */
 struct kmsg_log *src_open_log(struct src *s, unsigned flags);
 
-/*
- * Says on stderr what s is (s->what) and what --file takes instead:
- * "kmsg: NAME: holds only NUL bytes; --file takes TAKES".
- */
-void src_refuse(const struct src *s, const char *takes);
-
 #endif
