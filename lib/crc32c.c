@@ -65,27 +65,55 @@ uint32_t kmsg__crc32c_extend_sw(uint32_t crc, const void *buf, size_t len)
 	return ~sw_core(~crc, buf, len);
 }
 
+/* The portable path of kmsg__crc32c_copy_framed(). */
+static uint32_t sw_copy_framed(uint32_t crc, const void *pre, size_t pre_len, void *dst,
+			       const void *src, size_t len, const void *post, size_t post_len)
+{
+	memcpy(dst, src, len);
+	crc = kmsg__crc32c_extend_sw(crc, pre, pre_len);
+	crc = kmsg__crc32c_extend_sw(crc, dst, len);
+	return kmsg__crc32c_extend_sw(crc, post, post_len);
+}
+
 #if defined(__x86_64__)
+/*
+ * The hardware loop, on the inverted register value: len bytes of s folded
+ * in, eight at a time, and copied to d on the way unless d is NULL (the
+ * reader's copy of a record out of the shared mapping: each word is loaded
+ * once, stored and folded in from the same register).
+ */
+__attribute__((target("sse4.2"), always_inline))
+static inline uint64_t hw_run(uint64_t c, const unsigned char *s, unsigned char *d, size_t len)
+{
+	for (; len >= 8; s += 8, len -= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		if (d) {
+			memcpy(d, &w, 8);
+			d += 8;
+		}
+		c = __builtin_ia32_crc32di(c, w);
+	}
+	for (; len; len--) {
+		if (d)
+			*d++ = *s;
+		c = __builtin_ia32_crc32qi((uint32_t)c, *s++);
+	}
+	return c;
+}
+
 __attribute__((target("sse4.2")))
 static uint32_t hw_extend(uint32_t crc, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
 	uint64_t c = ~crc;
 
+	/* to a word boundary first: aligned loads from there on */
 	while (len && ((uintptr_t)p & 7)) {
 		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
 		len--;
 	}
-	while (len >= 8) {
-		uint64_t w;
-		memcpy(&w, p, 8);
-		c = __builtin_ia32_crc32di(c, w);
-		p += 8;
-		len -= 8;
-	}
-	while (len--)
-		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
-	return ~(uint32_t)c;
+	return ~(uint32_t)hw_run(c, p, NULL, len);
 }
 
 static uint32_t (*resolve(void))(uint32_t, const void *, size_t)
@@ -94,47 +122,31 @@ static uint32_t (*resolve(void))(uint32_t, const void *, size_t)
 	return __builtin_cpu_supports("sse4.2") ? hw_extend : kmsg__crc32c_extend_sw;
 }
 
-/* Copy and checksum in one pass: each word is loaded once, stored and
- * folded into the CRC from the same register. */
 __attribute__((target("sse4.2")))
-static uint32_t hw_copy(uint32_t crc, void *dst, const void *src, size_t len)
+static uint32_t hw_copy_framed(uint32_t crc, const void *pre, size_t pre_len, void *dst,
+			       const void *src, size_t len, const void *post, size_t post_len)
 {
-	const unsigned char *s = src;
-	unsigned char *d = dst;
-	uint64_t c = ~crc;
+	uint64_t c = hw_run(~crc, pre, NULL, pre_len);
 
-	for (; len >= 8; s += 8, d += 8, len -= 8) {
-		uint64_t w;
-		memcpy(&w, s, 8);
-		memcpy(d, &w, 8);
-		c = __builtin_ia32_crc32di(c, w);
-	}
-	for (; len; len--) {
-		unsigned char b = *s++;
-		*d++ = b;
-		c = __builtin_ia32_crc32qi((uint32_t)c, b);
-	}
-	return ~(uint32_t)c;
+	c = hw_run(c, src, dst, len);
+	return ~(uint32_t)hw_run(c, post, NULL, post_len);
 }
 
-static uint32_t sw_copy(uint32_t crc, void *dst, const void *src, size_t len)
+uint32_t kmsg__crc32c_copy_framed(uint32_t crc, const void *pre, size_t pre_len,
+				  void *dst, const void *src, size_t len,
+				  const void *post, size_t post_len)
 {
-	memcpy(dst, src, len);
-	return kmsg__crc32c_extend_sw(crc, dst, len);
-}
-
-uint32_t kmsg__crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
-{
-	static uint32_t (*fn)(uint32_t, void *, const void *, size_t);
-	uint32_t (*f)(uint32_t, void *, const void *, size_t) =
-		__atomic_load_n(&fn, __ATOMIC_RELAXED);
+	static uint32_t (*fn)(uint32_t, const void *, size_t, void *, const void *, size_t,
+			      const void *, size_t);
+	uint32_t (*f)(uint32_t, const void *, size_t, void *, const void *, size_t,
+		      const void *, size_t) = __atomic_load_n(&fn, __ATOMIC_RELAXED);
 
 	if (!f) {
 		__builtin_cpu_init();
-		f = __builtin_cpu_supports("sse4.2") ? hw_copy : sw_copy;
+		f = __builtin_cpu_supports("sse4.2") ? hw_copy_framed : sw_copy_framed;
 		__atomic_store_n(&fn, f, __ATOMIC_RELAXED);
 	}
-	return f(crc, dst, src, len);
+	return f(crc, pre, pre_len, dst, src, len, post, post_len);
 }
 
 uint32_t kmsg__crc32c_extend(uint32_t crc, const void *buf, size_t len)
@@ -155,9 +167,10 @@ uint32_t kmsg__crc32c_extend(uint32_t crc, const void *buf, size_t len)
 	return kmsg__crc32c_extend_sw(crc, buf, len);
 }
 
-uint32_t kmsg__crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
+uint32_t kmsg__crc32c_copy_framed(uint32_t crc, const void *pre, size_t pre_len,
+				  void *dst, const void *src, size_t len,
+				  const void *post, size_t post_len)
 {
-	memcpy(dst, src, len);
-	return kmsg__crc32c_extend_sw(crc, dst, len);
+	return sw_copy_framed(crc, pre, pre_len, dst, src, len, post, post_len);
 }
 #endif

@@ -12,9 +12,16 @@
  */
 uint32_t kmsg__crc32c_extend(uint32_t crc, const void *buf, size_t len);
 
-/* Copies len bytes from src to dst and extends crc over them, in one pass
- * (the reader's copy of a record out of the shared mapping). */
-uint32_t kmsg__crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len);
+/*
+ * Extends crc over pre_len bytes of pre, then copies len bytes from src to
+ * dst extending it over them in the same pass, then over post_len bytes of
+ * post: the reader's copy of a record out of the shared mapping, with the
+ * words before and after that its checksum covers, in one call (it makes
+ * one for every record it reads).
+ */
+uint32_t kmsg__crc32c_copy_framed(uint32_t crc, const void *pre, size_t pre_len,
+				  void *dst, const void *src, size_t len,
+				  const void *post, size_t post_len);
 
 /* The portable table path, exported so tests can compare the two. */
 uint32_t kmsg__crc32c_extend_sw(uint32_t crc, const void *buf, size_t len);

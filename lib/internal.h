@@ -217,9 +217,10 @@ static inline int kmsg__cas128(void *p, uint64_t *lo, uint64_t *hi, uint64_t nlo
  */
 uint32_t kmsg__rec_crc_body(const void *rec, uint32_t end);
 uint32_t kmsg__rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t lenword);
-/* kmsg__rec_crc_body of a block being copied: its header is already at
+/* The whole checksum of a block being copied: its header is already at
  * dst, the rest up to end is copied from src as it is summed. */
-uint32_t kmsg__rec_crc_copy_body(unsigned char *dst, const unsigned char *src, uint32_t end);
+uint32_t kmsg__rec_crc_copy(unsigned char *dst, const unsigned char *src, uint32_t end,
+			   uint64_t seq, uint64_t pos, uint32_t lenword);
 /*
  * The header checks of a committed block (record or pad) at logical
  * position pos, data offset phys, for a copy of its header at p: its

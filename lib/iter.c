@@ -189,7 +189,7 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 			pos += D - phys;
 			phys = 0;
 		}
-		if (pos > ring_norm(log, w.end) && it->expect_known) {
+		if (pos > w.end && pos > ring_norm(log, w.end) && it->expect_known) {
 			/* Beyond the end: the end moved back under the reader
 			 * (a writer rebuilt the header of a log cut short or
 			 * torn, dropping records it had not read).  Blocks
@@ -267,16 +267,18 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 		}
 		/* R2: the header, checked before its length is believed, then
 		 * the rest, copied and checksummed in one pass. */
-		memcpy(it->buf, log->data + phys, REC_HDR);
-		memcpy(&hd, it->buf, REC_HDR);
-		len = kmsg__rec_header_at(log, pos, phys, it->buf);
+		memcpy(&hd, log->data + phys, REC_HDR);
+		memcpy(it->buf, &hd, REC_HDR);
+		len = kmsg__rec_header_ok(log, pos, phys, &hd);
 		if (len && pos + len <= w.end && !(hd.flags & REC_PAD)) {
-			crc = kmsg__rec_crc_copy_body(it->buf, log->data + phys,
-						      (uint32_t)rec_size(hd.text_len, hd.fields_len));
+			crc = kmsg__rec_crc_copy(it->buf, log->data + phys,
+						 (uint32_t)rec_size(hd.text_len, hd.fields_len),
+						 hd.seq, pos, rec_lenword(&hd));
 		} else if (len && pos + len <= w.end && (hd.flags & REC_PAD)) {
 			/* a pad ends inside its reservation, so before the
 			 * end: one past it is damage, not a way past it */
-			crc = kmsg__rec_crc_body(it->buf, REC_HDR);
+			crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(it->buf, REC_HDR),
+						   hd.seq, pos, rec_lenword(&hd));
 		} else {
 			len = 0;
 		}
@@ -288,7 +290,7 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 				continue;
 			}
 		}
-		if (!len || kmsg__rec_crc_finish(crc, hd.seq, pos, rec_lenword(&hd)) != hd.crc) { /* R3 */
+		if (!len || crc != hd.crc) {                                           /* R3 */
 			damaged_at(it, pos, w.end);
 			continue;
 		}

@@ -12,10 +12,12 @@ uint32_t kmsg__rec_crc_body(const void *rec, uint32_t end)
 	return kmsg__crc32c_extend(0, (const unsigned char *)rec + 24, end - 24);
 }
 
-uint32_t kmsg__rec_crc_copy_body(unsigned char *dst, const unsigned char *src, uint32_t end)
+uint32_t kmsg__rec_crc_copy(unsigned char *dst, const unsigned char *src, uint32_t end,
+			   uint64_t seq, uint64_t pos, uint32_t lenword)
 {
-	uint32_t c = kmsg__crc32c_extend(0, dst + 24, REC_HDR - 24);
-	return kmsg__crc32c_copy(c, dst + REC_HDR, src + REC_HDR, end - REC_HDR);
+	uint64_t tail[3] = { seq, pos, lenword };
+	return kmsg__crc32c_copy_framed(0, dst + 24, REC_HDR - 24, dst + REC_HDR, src + REC_HDR,
+					end - REC_HDR, tail, sizeof(tail));
 }
 
 uint32_t kmsg__rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t lenword)

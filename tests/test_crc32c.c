@@ -46,20 +46,31 @@ Test(crc32c, extending_equals_one_pass)
 			     kmsg__crc32c_extend(0, s, n));
 }
 
-/* The reader copies records out of the ring with kmsg__crc32c_copy: the copy
- * must be exact and the CRC the one of the bytes, at every length and
- * alignment, chained onto a running CRC. */
+/* The reader copies records out of the ring with kmsg__crc32c_copy_framed:
+ * the copy must be exact and the CRC the one of the words before, the
+ * bytes and the words after, at every length and alignment, chained onto a
+ * running CRC. */
 Test(crc32c, copy_and_checksum_in_one_pass)
 {
-	unsigned char src[300], dst[310];
+	unsigned char src[300], dst[310], pre[40], post[24];
 	for (size_t i = 0; i < sizeof(src); i++)
 		src[i] = (unsigned char)(i * 131 + 7);
+	for (size_t i = 0; i < sizeof(pre); i++)
+		pre[i] = (unsigned char)(i * 29 + 1);
+	for (size_t i = 0; i < sizeof(post); i++)
+		post[i] = (unsigned char)(i * 53 + 3);
 	for (size_t off = 0; off < 8; off++)
-		for (size_t n = 0; n + off <= 280; n++) {
-			memset(dst, 0xee, sizeof(dst));
-			uint32_t c = kmsg__crc32c_copy(0x12345678, dst + off, src + off, n);
-			cr_assert_eq(c, kmsg__crc32c_extend_sw(0x12345678, src + off, n), "n %zu off %zu", n, off);
-			cr_assert_eq(memcmp(dst + off, src + off, n), 0);
-			cr_assert_eq(dst[off + n], 0xee, "nothing past the end is written");
-		}
+		for (size_t n = 0; n + off <= 280; n++)
+			for (size_t frame = 0; frame <= 24; frame += 12) {
+				uint32_t want = kmsg__crc32c_extend_sw(0x12345678, pre, frame + 16);
+				want = kmsg__crc32c_extend_sw(want, src + off, n);
+				want = kmsg__crc32c_extend_sw(want, post, frame);
+				memset(dst, 0xee, sizeof(dst));
+				uint32_t c = kmsg__crc32c_copy_framed(0x12345678, pre, frame + 16,
+								      dst + off, src + off, n,
+								      post, frame);
+				cr_assert_eq(c, want, "n %zu off %zu frame %zu", n, off, frame);
+				cr_assert_eq(memcmp(dst + off, src + off, n), 0);
+				cr_assert_eq(dst[off + n], 0xee, "nothing past the end is written");
+			}
 }
