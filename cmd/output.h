@@ -48,6 +48,7 @@ struct output {
 	/* standard output */
 	char *buf;
 	size_t len, cap;
+	size_t fill;          /* written out at this much (sink.c); 0: not yet decided */
 	int pager;            /* -H and no -P: page when stdout is a terminal */
 	struct pager pg;
 

@@ -9,9 +9,11 @@
 #include "matches.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int out_flush(struct output *o)
@@ -25,12 +27,39 @@ int out_flush(struct output *o)
 	return rc;
 }
 
+/*
+ * How much the buffer holds before it is written, decided at the first
+ * output (after the pager, if any, took standard output).  Into a pipe, a
+ * write of more than the pipe holds waits for its reader to drain it, and
+ * that reader then waits while the next buffer is rendered: the two take
+ * turns, and a read into a pipe took twice its time to /dev/null.  So the
+ * pipe is grown to the buffer's size (Linux lets any process grow one to
+ * 1 MiB; where a user's pipes already hold too much it refuses, and the
+ * pipe stays as it is) and written a quarter of its size at a time, which
+ * its reader drains while the next quarter is rendered.
+ */
+static void out_fit(struct output *o)
+{
+	struct stat st;
+	int size;
+
+	o->fill = o->cap;
+	if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISFIFO(st.st_mode))
+		return;
+	(void)fcntl(STDOUT_FILENO, F_SETPIPE_SZ, (int)o->cap);
+	size = fcntl(STDOUT_FILENO, F_GETPIPE_SZ);
+	if (size >= 4096 && (size_t)size / 4 < o->fill)
+		o->fill = (size_t)size / 4;
+}
+
 /* Appends n bytes to the buffer, writing it out first if they do not fit. */
 static int out_put(struct output *o, const char *p, size_t n)
 {
 	int rc;
 
-	if (o->len + n > o->cap) {
+	if (!o->fill)
+		out_fit(o);
+	if (o->len + n > o->fill) {
 		rc = out_flush(o);
 		if (rc < 0)
 			return rc;
