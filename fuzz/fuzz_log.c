@@ -15,7 +15,11 @@
  * the second byte chooses), 16 punches holes in the pages the third
  * byte's bits choose (so that scans step over them), and 32 rewrites 16
  * bytes at an offset the last bytes choose while the first reader is in
- * the middle of the records (lengths changed under a reader).
+ * the middle of the records (lengths changed under a reader).  With 64 the
+ * readers copy the blocks ahead of them in small copies (ring.c, B1; the
+ * fifth byte chooses the size) from wherever the end is, as a reader of a
+ * large log does far from its end; else they read from the mapping alone,
+ * as near the end.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -36,6 +40,9 @@ struct under {
 	unsigned char bytes[16];
 };
 
+/* The size of the readers' bulk copies (B1), 0 for none. */
+static uint32_t bulk_chunk;
+
 static void read_all(struct kmsg_log *log, unsigned flags, int seeks, struct under *u)
 {
 	struct kmsg_reader *r;
@@ -47,6 +54,7 @@ static void read_all(struct kmsg_log *log, unsigned flags, int seeks, struct und
 
 	if (kmsg_reader_new(&r, log, flags))
 		return;
+	kmsg__reader_bulk(r, bulk_chunk, 0);
 	for (int i = 0; kmsg_reader_next(r, &rec) == 1; i++) {
 		if (++n > most)
 			abort();
@@ -98,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (fsize > (1 << 20))
 		return 0;
+	bulk_chunk = size > 4 && (data[0] & 64) ? 64 + 8 * (uint32_t)data[4] : 0;
 	img = calloc(1, fsize);
 	memcpy(img, data, size);
 	if (size == 0 || !(data[0] & 1)) {

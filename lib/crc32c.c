@@ -69,9 +69,11 @@ uint32_t kmsg__crc32c_extend_sw(uint32_t crc, const void *buf, size_t len)
 static uint32_t sw_copy_framed(uint32_t crc, const void *pre, size_t pre_len, void *dst,
 			       const void *src, size_t len, const void *post, size_t post_len)
 {
-	memcpy(dst, src, len);
+	/* the copy is summed, not the source, which may change meanwhile */
+	if (dst)
+		memcpy(dst, src, len);
 	crc = kmsg__crc32c_extend_sw(crc, pre, pre_len);
-	crc = kmsg__crc32c_extend_sw(crc, dst, len);
+	crc = kmsg__crc32c_extend_sw(crc, dst ? dst : src, len);
 	return kmsg__crc32c_extend_sw(crc, post, post_len);
 }
 

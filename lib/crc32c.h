@@ -17,7 +17,7 @@ uint32_t kmsg__crc32c_extend(uint32_t crc, const void *buf, size_t len);
  * dst extending it over them in the same pass, then over post_len bytes of
  * post: the reader's copy of a record out of the shared mapping, with the
  * words before and after that its checksum covers, in one call (it makes
- * one for every record it reads).
+ * one for every record it reads).  dst NULL: src is summed, not copied.
  */
 uint32_t kmsg__crc32c_copy_framed(uint32_t crc, const void *pre, size_t pre_len,
 				  void *dst, const void *src, size_t len,

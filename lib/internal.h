@@ -218,7 +218,8 @@ static inline int kmsg__cas128(void *p, uint64_t *lo, uint64_t *hi, uint64_t nlo
 uint32_t kmsg__rec_crc_body(const void *rec, uint32_t end);
 uint32_t kmsg__rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t lenword);
 /* The whole checksum of a block being copied: its header is already at
- * dst, the rest up to end is copied from src as it is summed. */
+ * dst, the rest up to end is copied from src as it is summed.  dst NULL:
+ * the block at src is summed where it is (a private copy already). */
 uint32_t kmsg__rec_crc_copy(unsigned char *dst, const unsigned char *src, uint32_t end,
 			   uint64_t seq, uint64_t pos, uint32_t lenword);
 /*
@@ -581,6 +582,9 @@ int kmsg__log_open_fd(struct kmsg_log **out, int fd, unsigned flags);
 /* Did the reader's last record report a gap from being overtaken (not
  * from writers that never finished)? */
 int kmsg__reader_overtaken(const struct kmsg_reader *r);
+/* kmsg__iter_bulk() of the reader's iterator; returns how many blocks it
+ * took from bulk copies since the last call. */
+uint64_t kmsg__reader_bulk(struct kmsg_reader *r, uint32_t chunk, uint32_t from);
 
 /* ---- wake.c: followers --------------------------------------------------- */
 
@@ -625,6 +629,14 @@ struct kmsg_iter {
 	uint64_t floor_end, floor_seq;
 	int64_t floor_ns;
 	unsigned char *buf;      /* copy of the current record */
+	/* Bulk copies of the blocks ahead, far from the end (B1, ring.c):
+	 * bulk_seen is the first copy, bulk the second, both of bulk_len
+	 * bytes from position bulk_pos; NULL until first needed. */
+	unsigned char *bulk, *bulk_seen;
+	uint64_t bulk_pos;
+	size_t bulk_len;
+	uint32_t bulk_chunk, bulk_from; /* their sizes, and how far from the end */
+	uint64_t bulk_used;      /* blocks taken from the copies (for tests) */
 };
 int kmsg__iter_init(struct kmsg_iter *it, struct kmsg_log *log);
 void kmsg__iter_free(struct kmsg_iter *it);
@@ -635,6 +647,10 @@ int kmsg__iter_seek_seq(struct kmsg_iter *it, uint64_t seq);
 int kmsg__iter_seek_time(struct kmsg_iter *it, int64_t real_ns);
 /* Is a record (or a block to step over) ready at the iterator's position? */
 int kmsg__iter_ready(struct kmsg_iter *it);
+/* Bulk copies (B1) of chunk bytes where the end is from bytes away or
+ * more; chunk 0: none.  For tests and the fuzzer: small copies exercise
+ * the boundaries in small logs. */
+void kmsg__iter_bulk(struct kmsg_iter *it, uint32_t chunk, uint32_t from);
 /* ---- join.c: joining fragments into lines -------------------------------- */
 
 struct kmsg_joiner;

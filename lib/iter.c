@@ -11,14 +11,29 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+/*
+ * B1 (ring.c, READER CHECKS): the blocks ahead are copied with pread, in
+ * copies of up to BULK_CHUNK bytes, where at least BULK_FROM bytes lie
+ * between the reader and the end; nearer the end (a follower, mostly) a
+ * pread would cost more than the few blocks it copies.  A record is at most
+ * 64 + 2 * 65535 bytes, so a copy made at its position holds it whole.
+ * Tests and the fuzzer make both small (kmsg__reader_bulk()).
+ */
+#define BULK_CHUNK (256u << 10)
+#define BULK_FROM  (64u << 10)
 
 int kmsg__iter_init(struct kmsg_iter *it, struct kmsg_log *log)
 {
 	memset(it, 0, sizeof(*it));
 	it->log = log;
+	it->bulk_chunk = BULK_CHUNK;
+	it->bulk_from = BULK_FROM;
 	it->buf = malloc(log->max_rec);
 	return it->buf ? 0 : -ENOMEM;
 }
@@ -26,7 +41,8 @@ int kmsg__iter_init(struct kmsg_iter *it, struct kmsg_log *log)
 void kmsg__iter_free(struct kmsg_iter *it)
 {
 	free(it->buf);
-	it->buf = NULL;
+	free(it->bulk);
+	it->buf = it->bulk = it->bulk_seen = NULL;
 }
 
 /* The seek's key no longer applies: numbers missing from here on count
@@ -164,6 +180,96 @@ static int grown_under_zeros(const struct kmsg_log *log, uint64_t phys)
 /* How often one call may go back from past the end before it stops there. */
 #define RESYNC_BACKS_MAX 8
 
+void kmsg__iter_bulk(struct kmsg_iter *it, uint32_t chunk, uint32_t from)
+{
+	free(it->bulk);
+	it->bulk = it->bulk_seen = NULL;
+	it->bulk_len = 0;
+	it->bulk_used = 0;
+	it->bulk_chunk = chunk & ~(uint32_t)(REC_ALIGN - 1);
+	it->bulk_from = from;
+}
+
+/* Copies n bytes of the data area at phys into buf with pread: how many. */
+static size_t bulk_copy(const struct kmsg_log *log, unsigned char *buf, size_t n, uint64_t phys)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = pread(log->fd, buf + got, n - got, (off_t)(HDR_SIZE + phys + got));
+
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	return got;
+}
+
+/*
+ * Copies the blocks from pos (at phys) twice [B1]: every block the first
+ * copy shows committed was committed before the second began, so the
+ * second holds it as its writer finished it.  Not past the end, the lap,
+ * or the part of the file this view maps (file.c: a log opened cut short).
+ */
+static void bulk_fill(struct kmsg_iter *it, uint64_t pos, uint64_t phys, const struct window *w)
+{
+	const struct kmsg_log *log = it->log;
+	uint64_t n = it->bulk_chunk;
+
+	it->bulk_len = 0;
+	if (!it->bulk) {
+		it->bulk = malloc(2 * (size_t)it->bulk_chunk);
+		if (!it->bulk)
+			return;  /* the mapping serves */
+		it->bulk_seen = it->bulk + it->bulk_chunk;
+	}
+	if (n > log->data_size - phys)
+		n = log->data_size - phys;
+	if (n > w->end - pos)
+		n = w->end - pos;
+	if (log->opened_size < HDR_SIZE + phys + n)
+		n = log->opened_size > HDR_SIZE + phys ? log->opened_size - HDR_SIZE - phys : 0;
+	n = bulk_copy(log, it->bulk_seen, (size_t)n, phys);
+	atomic_thread_fence(memory_order_seq_cst);                             /* B1 */
+	it->bulk_len = bulk_copy(log, it->bulk, (size_t)n, phys) & ~(size_t)(REC_ALIGN - 1);
+	it->bulk_pos = pos;
+}
+
+/*
+ * The block at pos in the second bulk copy, if the first copy shows it
+ * committed and the copy holds it whole; else NULL, and the reader looks
+ * at it in the mapping (R2).  Copies again where the reader has left the
+ * last copy and the end is far.
+ */
+static const unsigned char *bulk_block(struct kmsg_iter *it, uint64_t pos, uint64_t phys,
+				       const struct window *w)
+{
+	uint64_t off = pos - it->bulk_pos, tag, len;
+	uint32_t word;
+
+	if (pos < it->bulk_pos || off + REC_HDR > it->bulk_len) {
+		if (w->end - pos < it->bulk_from || !it->bulk_chunk)
+			return NULL;
+		bulk_fill(it, pos, phys, w);
+		off = 0;
+		if (it->bulk_len < REC_HDR)
+			return NULL;
+	}
+	memcpy(&tag, it->bulk_seen + off + offsetof(struct rec_hdr, tag), sizeof(tag));
+	if (tag != pos)
+		return NULL;
+	memcpy(&word, it->bulk + off, sizeof(word));
+	len = word & 0xffffff;  /* rec_hdr.len: checked by the caller (R3) */
+	if (off + len > it->bulk_len) {
+		if (off == 0 || w->end - pos < it->bulk_from)
+			return NULL;
+		bulk_fill(it, pos, phys, w);
+		return bulk_block(it, pos, phys, w);
+	}
+	it->bulk_used++;
+	return it->bulk + off;
+}
+
 int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 {
 	struct kmsg_log *log = it->log;
@@ -180,6 +286,7 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 		uint64_t pos = it->pos, len, phys, tag;
 		uint32_t crc = 0;
 		struct rec_hdr hd;
+		const unsigned char *src, *base;
 		int err = kmsg__ring_window(log, &w);                                 /* R1 */
 
 		if (err)
@@ -208,7 +315,8 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 			restart_at_head(it, w.head);
 			continue;
 		}
-		tag = __atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_ACQUIRE); /* R2 */
+		src = bulk_block(it, pos, phys, &w);                                  /* B1 */
+		tag = src ? pos : __atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_ACQUIRE); /* R2 */
 		if (tag != pos) {
 			uint64_t seq = 0;
 			int st;
@@ -266,18 +374,21 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 			continue;
 		}
 		/* R2: the header, checked before its length is believed, then
-		 * the rest, copied and checksummed in one pass. */
-		memcpy(&hd, log->data + phys, REC_HDR);
-		memcpy(it->buf, &hd, REC_HDR);
+		 * the rest, copied and checksummed in one pass; a bulk copy is
+		 * private already, and is checksummed where it is. */
+		memcpy(&hd, src ? src : log->data + phys, REC_HDR);
+		base = src ? src : it->buf;
+		if (!src)
+			memcpy(it->buf, &hd, REC_HDR);
 		len = kmsg__rec_header_ok(log, pos, phys, &hd);
 		if (len && pos + len <= w.end && !(hd.flags & REC_PAD)) {
-			crc = kmsg__rec_crc_copy(it->buf, log->data + phys,
+			crc = kmsg__rec_crc_copy(src ? NULL : it->buf, src ? src : log->data + phys,
 						 (uint32_t)rec_size(hd.text_len, hd.fields_len),
 						 hd.seq, pos, rec_lenword(&hd));
 		} else if (len && pos + len <= w.end && (hd.flags & REC_PAD)) {
 			/* a pad ends inside its reservation, so before the
 			 * end: one past it is damage, not a way past it */
-			crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(it->buf, REC_HDR),
+			crc = kmsg__rec_crc_finish(kmsg__rec_crc_body(base, REC_HDR),
 						   hd.seq, pos, rec_lenword(&hd));
 		} else {
 			len = 0;
@@ -334,9 +445,9 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 				.flags = (hd.flags & REC_FRAGMENT ? KMSG_FRAGMENT : 0) |
 					 (hd.flags & REC_BEGIN ? KMSG_BEGIN : 0) |
 					 (gap && it->holes && !it->overtaken ? KMSG_UNFINISHED : 0),
-				.text = (const char *)it->buf + REC_HDR,
+				.text = (const char *)base + REC_HDR,
 				.text_len = hd.text_len,
-				.fields = it->buf + REC_HDR + hd.text_len,
+				.fields = base + REC_HDR + hd.text_len,
 				.fields_len = hd.fields_len,
 				.lost = lost ? gap : 0,
 				.damaged = lost ? 0 : gap,

@@ -140,6 +140,14 @@ int kmsg__reader_overtaken(const struct kmsg_reader *r)
 	return r->it.last_overtaken;
 }
 
+uint64_t kmsg__reader_bulk(struct kmsg_reader *r, uint32_t chunk, uint32_t from)
+{
+	uint64_t used = r->it.bulk_used;
+
+	kmsg__iter_bulk(&r->it, chunk, from);
+	return used;
+}
+
 /* How often a wait looks again where it cannot sleep on the wake word. */
 #define WAIT_POLL_NS (100 * 1000000LL)
 

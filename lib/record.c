@@ -16,7 +16,8 @@ uint32_t kmsg__rec_crc_copy(unsigned char *dst, const unsigned char *src, uint32
 			   uint64_t seq, uint64_t pos, uint32_t lenword)
 {
 	uint64_t tail[3] = { seq, pos, lenword };
-	return kmsg__crc32c_copy_framed(0, dst + 24, REC_HDR - 24, dst + REC_HDR, src + REC_HDR,
+	return kmsg__crc32c_copy_framed(0, (dst ? dst : src) + 24, REC_HDR - 24,
+					dst ? dst + REC_HDR : NULL, src + REC_HDR,
 					end - REC_HDR, tail, sizeof(tail));
 }
 

@@ -985,3 +985,95 @@ Test(reader, a_program_of_a_later_header_gets_what_this_library_knows_and_zeros)
 	kmsg_reader_free(b);
 	kmsg_log_close(log);
 }
+
+/* Every record of r from the oldest, as bytes to compare: number, flags,
+ * gap counts, times, text and fields. */
+static size_t stream_of(struct kmsg_reader *r, char *out, size_t cap, uint64_t *damaged)
+{
+	struct kmsg_record rec;
+	size_t at = 0;
+
+	*damaged = 0;
+	cr_assert_eq(kmsg_reader_seek(r, KMSG_SEEK_OLDEST), 0);
+	while (next_rec(r, &rec) == 1) {
+		int w = snprintf(out + at, cap - at, "%llu %x %llu %llu %lld %lld %zu %zu|",
+				 (unsigned long long)rec.seq, rec.flags,
+				 (unsigned long long)rec.lost, (unsigned long long)rec.damaged,
+				 (long long)rec.real_ns, (long long)rec.boot_ns, rec.text_len,
+				 rec.fields_len);
+		cr_assert(w > 0 && (size_t)w + rec.text_len + rec.fields_len < cap - at);
+		*damaged += rec.damaged;
+		at += (size_t)w;
+		memcpy(out + at, rec.text, rec.text_len);
+		at += rec.text_len;
+		memcpy(out + at, rec.fields, rec.fields_len);
+		at += rec.fields_len;
+	}
+	return at;
+}
+
+/*
+ * A reader copies the blocks ahead of it with pread where the end is far
+ * (B1 in ring.c) and reads them from the mapping elsewhere: both ways give
+ * the same records, in a ring lapped several times, with records of every
+ * size (some longer than a copy), fields, pads at the laps' ends, and a
+ * stretch of damage.
+ */
+Test(reader, copies_ahead_and_the_mapping_give_the_same_records)
+{
+	struct kmsg_log *log = tu_create("bulk.log", 1 << 20, 8192);
+	static char text[8192], want[4 << 20], got[4 << 20];
+	/* copies of these sizes, and the least share of the records each
+	 * takes from them: a record longer than a copy is read from the
+	 * mapping (at most 8 KiB here, most 64 to 364 bytes) */
+	const uint32_t chunks[] = { 256 << 10, 4096, 1024, 200 };
+	const double share[] = { 0.99, 0.9, 0.6, 0.05 };
+	struct kmsg_reader *r;
+	struct kmsg_stat st;
+	uint64_t damaged, d, used;
+	size_t n;
+
+	for (unsigned i = 0; i < 12000; i++) {
+		struct kmsg_entry e = KMSG_ENTRY_INIT;
+		struct kmsg_field f = { "N", 1, text, i % 40 };
+		size_t len = (i * 7919u) % (i % 50 == 0 ? 8000u : 300u);
+
+		for (size_t k = 0; k < len; k++)
+			text[k] = (char)('a' + (i + k) % 26);
+		e.text = text;
+		e.text_len = len;
+		e.fields = &f;
+		e.nfields = i % 3 == 0;
+		cr_assert_eq(kmsg_log_append(NULL, log, &e), 0);
+	}
+	cr_assert_eq(kmsg_log_stat(&st, log), 0);
+	cr_assert_gt(st.evicted, 0, "lapped");
+	/* damage in the middle: a record's text byte flipped */
+	log->data[(kmsg__ring_head(log) + (512 << 10)) % log->data_size + REC_HDR + 3] ^= 1;
+
+	cr_assert_eq(kmsg_reader_new(&r, log, 0), 0);
+	kmsg__reader_bulk(r, 0, 0);
+	n = stream_of(r, want, sizeof(want), &damaged);
+	cr_assert_gt(n, 512 << 10);
+	cr_assert_eq(damaged, 1, "the flipped record is counted");
+	cr_assert_eq(kmsg__reader_bulk(r, chunks[0], 0), 0, "none taken from copies");
+	for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+		cr_assert_eq(stream_of(r, got, sizeof(got), &d), n, "copies of %u bytes", chunks[c]);
+		cr_assert_eq(memcmp(got, want, n), 0, "copies of %u bytes", chunks[c]);
+		used = kmsg__reader_bulk(r, c + 1 < sizeof(chunks) / sizeof(chunks[0]) ?
+					     chunks[c + 1] : 256 << 10, 64 << 10);
+		cr_assert_gt((double)used, share[c] * (double)(st.next_seq - st.first_seq),
+			     "copies of %u bytes: %llu taken", chunks[c], (unsigned long long)used);
+	}
+	/* the default */
+	cr_assert_eq(stream_of(r, got, sizeof(got), &d), n);
+	cr_assert_eq(memcmp(got, want, n), 0);
+	cr_assert_gt(kmsg__reader_bulk(r, 256 << 10, 64 << 10), 0);
+	/* but not begun within 64 KiB of the end (a follower's few records) */
+	cr_assert_eq(kmsg_reader_seek_seq(r, st.next_seq - 10), 0);
+	for (int k = 0; k < 10; k++)
+		cr_assert_eq(next_rec(r, &(struct kmsg_record){ 0 }), 1);
+	cr_assert_eq(kmsg__reader_bulk(r, 0, 0), 0);
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+}
