@@ -1743,6 +1743,32 @@ int kmsg__ring_sane(const struct kmsg_log *log, const void *dyn)
 }
 
 /*
+ * The rebuild's scan: the first block at or after data offset *phys whose
+ * tag names that offset and that passes its checks.  Leaves *phys at it,
+ * its position in *at and its header in *r, and returns its length; 0 at
+ * the end of the data area.  The caller steps on from *phys.
+ */
+static uint64_t next_placed(const struct kmsg_log *log, struct data_scan *sc, uint64_t *phys,
+			    uint64_t *at, struct rec_hdr *r)
+{
+	const uint64_t D = log->data_size;
+
+	for (uint64_t p = *phys; p + REC_HDR <= D; p += REC_ALIGN) {
+		uint64_t a, len;
+
+		if ((p = kmsg__scan_on(log, sc, p)) + REC_HDR > D)
+			break;
+		a = ((const struct rec_hdr *)(log->data + p))->tag;
+		if (a % D != p || a >= POS_LIMIT || (len = kmsg__rec_check(log, a, r)) == 0)
+			continue;
+		*phys = p;
+		*at = a;
+		return len;
+	}
+	return 0;
+}
+
+/*
  * Rebuilds the dynamic words from the records themselves, for a dynamic
  * part that was lost or is inconsistent (a power cut that wrote back the
  * data but not the header page, or the reverse; a hostile edit).  Each
@@ -1758,6 +1784,7 @@ void kmsg__ring_rebuild(struct kmsg_log *log)
 	uint64_t best_seq = 0, best_end = 0, found = 0, head, head_seq, next, window;
 	uint64_t old_pos, old_next, old_ok;
 	struct data_scan sc;
+	struct rec_hdr r;
 
 	if (log->version == KMSG_FORMAT_V1) {
 		old_pos = atomic_load(&log->dyn1->tail);
@@ -1770,27 +1797,13 @@ void kmsg__ring_rebuild(struct kmsg_log *log)
 		old_ok = (sw >> RESV_OWNER_BITS) < RESV_SEQ_MAX;
 	}
 	kmsg__scan_start(&sc, 0);
-	for (uint64_t phys = 0; phys + REC_HDR <= D; phys += REC_ALIGN) {
-		const struct rec_hdr *m;
-		struct rec_hdr r;
-		uint64_t len, at;
-
-		if ((phys = kmsg__scan_on(log, &sc, phys)) + REC_HDR > D)
-			break;
-		m = (const void *)(log->data + phys);
-		at = m->tag;
-		if (at % D != phys || at >= POS_LIMIT)
-			continue;
-		len = kmsg__rec_check(log, at, &r);
-		if (!len)
-			continue;
+	for (uint64_t phys = 0, at, len; (len = next_placed(log, &sc, &phys, &at, &r)) != 0;) {
 		if (!(r.flags & REC_PAD) && (!found || r.seq > best_seq)) {
 			best_seq = r.seq;
 			best_end = at + len;
 			found = 1;
 		}
-		if (!(r.flags & REC_PAD))
-			phys += len - REC_ALIGN;
+		phys += r.flags & REC_PAD ? REC_ALIGN : len;
 	}
 	if (!found) {
 		/* No record survived: keep the numbering if it is believable
@@ -1809,27 +1822,16 @@ void kmsg__ring_rebuild(struct kmsg_log *log)
 		head = best_end;
 		head_seq = best_seq + 1;
 		kmsg__scan_start(&sc, 0);
-		for (uint64_t phys = 0; phys + REC_HDR <= D; phys += REC_ALIGN) {
-			const struct rec_hdr *m;
-			struct rec_hdr r;
-			uint64_t len, at;
-
-			if ((phys = kmsg__scan_on(log, &sc, phys)) + REC_HDR > D)
-				break;
-			m = (const void *)(log->data + phys);
-			at = m->tag;
-
-			if (at % D != phys || at < window || at >= best_end)
+		for (uint64_t phys = 0, at, len; (len = next_placed(log, &sc, &phys, &at, &r)) != 0;) {
+			if (at < window || at >= best_end) {
+				phys += REC_ALIGN;  /* of an older lap */
 				continue;
-			len = kmsg__rec_check(log, at, &r);
-			if (!len)
-				continue;
+			}
 			if (at < head) {
 				head = at;
 				head_seq = r.seq;
 			}
-			if (!(r.flags & REC_PAD))
-				phys += len - REC_ALIGN;
+			phys += r.flags & REC_PAD ? REC_ALIGN : len;
 		}
 		/* A ring that never came round evicted nothing (eviction
 		 * begins within a header of the lap's end): its first block
