@@ -239,13 +239,15 @@ static void bulk_fill(struct kmsg_iter *it, uint64_t pos, uint64_t phys, const s
  * The block at pos in the second bulk copy, if the first copy shows it
  * committed and the copy holds it whole; else NULL, and the reader looks
  * at it in the mapping (R2).  Copies again where the reader has left the
- * last copy and the end is far.
+ * last copy and the end is far, or where a block that fits in a copy goes
+ * past its end; a length no record can have is left to R3, so a hostile
+ * one cannot make every step of the reader a copy.
  */
 static const unsigned char *bulk_block(struct kmsg_iter *it, uint64_t pos, uint64_t phys,
 				       const struct window *w)
 {
-	uint64_t off = pos - it->bulk_pos, tag, len;
-	uint32_t word;
+	uint64_t off = pos - it->bulk_pos, tag;
+	struct rec_hdr h;
 
 	if (pos < it->bulk_pos || off + REC_HDR > it->bulk_len) {
 		if (w->end - pos < it->bulk_from || !it->bulk_chunk)
@@ -258,13 +260,13 @@ static const unsigned char *bulk_block(struct kmsg_iter *it, uint64_t pos, uint6
 	memcpy(&tag, it->bulk_seen + off + offsetof(struct rec_hdr, tag), sizeof(tag));
 	if (tag != pos)
 		return NULL;
-	memcpy(&word, it->bulk + off, sizeof(word));
-	len = word & 0xffffff;  /* rec_hdr.len: checked by the caller (R3) */
-	if (off + len > it->bulk_len) {
-		if (off == 0 || w->end - pos < it->bulk_from)
+	memcpy(&h, it->bulk + off, REC_HDR);
+	if (off + h.len > it->bulk_len) {
+		if (off == 0 || h.len > it->log->max_rec || h.len > it->bulk_chunk ||
+		    w->end - pos < it->bulk_from)
 			return NULL;
 		bulk_fill(it, pos, phys, w);
-		return bulk_block(it, pos, phys, w);
+		return bulk_block(it, pos, phys, w);  /* at 0 now: once */
 	}
 	it->bulk_used++;
 	return it->bulk + off;
