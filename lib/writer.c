@@ -204,12 +204,9 @@ static void fork_reopen(struct kmsg_log *log)
 		 MAP_SHARED | MAP_FIXED, log->fd, 0) == MAP_FAILED)
 		return;  /* only for want of memory: the handle registers later */
 	if (log->follower_registered) {
-		struct timespec ts;
-
 		log->follower_registered =
 			kmsg__ofd_lock(log->fd, F_OFD_SETLK, F_RDLCK, LOCK_FOLLOWER, 1, NULL) == 0;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		log->follower_since_ns = ts.tv_sec * INT64_C(1000000000) + ts.tv_nsec;
+		log->follower_since_ns = kmsg__clock_ns(CLOCK_MONOTONIC);
 	}
 	if (log->owner)
 		take_owner(log);
