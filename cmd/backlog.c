@@ -120,8 +120,11 @@ int backlog_add(struct backlog *b, const struct kmsg_record *rec)
 	hdr.text = NULL;
 	hdr.fields = NULL;
 	memcpy(p, &hdr, HDR);
-	memcpy(p + HDR, rec->text, rec->text_len);
-	memcpy(p + HDR + rec->text_len, rec->fields, rec->fields_len);
+	/* a record may have no text or no fields, and NULL for them */
+	if (rec->text_len)
+		memcpy(p + HDR, rec->text, rec->text_len);
+	if (rec->fields_len)
+		memcpy(p + HDR + rec->text_len, rec->fields, rec->fields_len);
 	memset(p + HDR + rec->text_len + rec->fields_len, 0,
 	       len - 8 - HDR - rec->text_len - rec->fields_len);
 	memcpy(p + len - 8, &word, 8);

@@ -126,6 +126,12 @@ expect_eq "$(tac "$T/fwd")" "$(cat "$T/rev")" "--reverse is the whole log backwa
 read_ -t --reverse -b -2
 expect_eq "$(a 2)|$(a 1)|$(a 0)" "$got" "--reverse -b -2"
 
+case_ "--reverse of a line left open (a record without fields)"
+"$KMSG" emit -F "$T/open.log" "whole"
+"$KMSG" emit -F "$T/open.log" --no-newline "open"
+"$KMSG" read -F "$T/open.log" -t --reverse >"$T/out" 2>"$T/err" || fail "status $?: $(cat "$T/err")"
+expect_eq "open|whole" "$(paste -sd'|' "$T/out")" "--reverse"
+
 case_ "--reverse of a big log holds what it keeps in a file, not in memory"
 # 400,000 records of 100 bytes: 60 MiB kept, of which 16 MiB in memory
 seq 400000 | sed 's/$/ padding the record to about a hundred bytes of text, as a long log line is/' |
