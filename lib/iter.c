@@ -239,9 +239,10 @@ static void bulk_fill(struct kmsg_iter *it, uint64_t pos, uint64_t phys, const s
  * The block at pos in the second bulk copy, if the first copy shows it
  * committed and the copy holds it whole; else NULL, and the reader looks
  * at it in the mapping (R2).  Copies again where the reader has left the
- * last copy and the end is far, or where a block that fits in a copy goes
- * past its end; a length no record can have is left to R3, so a hostile
- * one cannot make every step of the reader a copy.
+ * last copy and the end is far, or where a block that a copy from its
+ * position would hold goes past the copy's end; any other length is left
+ * to R3, so that a hostile one cannot make every step of the reader a
+ * copy.
  */
 static const unsigned char *bulk_block(struct kmsg_iter *it, uint64_t pos, uint64_t phys,
 				       const struct window *w)
@@ -262,8 +263,13 @@ static const unsigned char *bulk_block(struct kmsg_iter *it, uint64_t pos, uint6
 		return NULL;
 	memcpy(&h, it->bulk + off, REC_HDR);
 	if (off + h.len > it->bulk_len) {
+		/* a copy from pos would hold it: a record's length, within
+		 * the lap (no record crosses its end), the window and the
+		 * part of the file this view maps */
 		if (off == 0 || h.len > it->log->max_rec || h.len > it->bulk_chunk ||
-		    w->end - pos < it->bulk_from)
+		    w->end - pos < it->bulk_from || h.len > w->end - pos ||
+		    phys + h.len > it->log->data_size ||
+		    HDR_SIZE + phys + h.len > it->log->opened_size)
 			return NULL;
 		bulk_fill(it, pos, phys, w);
 		return bulk_block(it, pos, phys, w);  /* at 0 now: once */
