@@ -404,7 +404,10 @@ enum {
  * reader holds at most 64 callers' open lines and, with KMSG_READER_ORDER,
  * at most 4096 lines or 1 MiB of text and fields held back behind an open
  * line; past either bound the oldest open line is returned as it is
- * (KMSG_PARTIAL), so memory stays bounded whatever the log holds.
+ * (KMSG_PARTIAL), so memory stays bounded whatever the log holds.  A
+ * reader 64 KiB or more behind the end copies the records ahead of it
+ * with pread(2), 256 KiB at a time (in two buffers of that size, kept
+ * until it is freed); it reads through the mapping elsewhere.
  */
 int kmsg_reader_new(struct kmsg_reader **out, struct kmsg_log *log,
 		    unsigned flags);
