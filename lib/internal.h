@@ -82,6 +82,8 @@ struct kmsg_log {
 	uint64_t first_seq;
 	uint32_t max_text;
 	uint64_t max_rec;         /* largest record the ring takes */
+	/* iter.c's bulk buffers (B1) a reader freed, for the next one */
+	unsigned char *_Atomic bulk_spare;
 	uint64_t batch;           /* eviction runs this far ahead (ring.c) */
 	uint64_t boot_id;
 	uint32_t pid;
@@ -632,9 +634,11 @@ struct kmsg_iter {
 	/* Bulk copies of the blocks ahead, far from the end (B1, ring.c):
 	 * bulk_seen is the first copy, bulk the second, both of bulk_len
 	 * bytes from position bulk_pos; NULL until first needed. */
-	unsigned char *bulk, *bulk_seen;
+	unsigned char *bulk, *bulk_seen; /* bulk_cap bytes each */
+	size_t bulk_cap;
 	uint64_t bulk_pos;
 	size_t bulk_len;
+	uint64_t bulk_head;      /* head just after the copies were made (H2) */
 	uint32_t bulk_chunk, bulk_from; /* their sizes, and how far from the end */
 	uint64_t bulk_used;      /* blocks taken from the copies (for tests) */
 };

@@ -20,13 +20,29 @@
 /*
  * B1 (ring.c, READER CHECKS): the blocks ahead are copied with pread, in
  * copies of up to BULK_CHUNK bytes, where at least BULK_FROM bytes lie
- * between the reader and the end; nearer the end (a follower, mostly) a
- * pread would cost more than the few blocks it copies.  A record is at most
- * 64 + 2 * 65535 bytes, so a copy made at its position holds it whole.
- * Tests and the fuzzer make both small (kmsg__reader_bulk()).
+ * between the reader and the end and a copy's length between head and the
+ * reader.  Nearer the end (a follower, mostly) a pread would cost more
+ * than the few blocks it copies, and nearer head evictors would pass
+ * blocks while they are copied.  A record is at most 64 + 2 * 65535
+ * bytes, so a copy made at its position holds it whole.  The buffers are
+ * the log handle's spare when no other reader holds it: readers made one
+ * after another (a stat, a dump's measuring pass, then its copy) would
+ * each pay the pages of a new 512 KiB.  Tests and the fuzzer make copies
+ * small (kmsg__reader_bulk()).
  */
 #define BULK_CHUNK (256u << 10)
 #define BULK_FROM  (64u << 10)
+
+/* The reader's bulk buffers back to its log as the spare (or freed). */
+static void bulk_release(struct kmsg_iter *it)
+{
+	if (it->bulk && it->bulk_cap == BULK_CHUNK)
+		it->bulk = atomic_exchange_explicit(&it->log->bulk_spare, it->bulk,
+						    memory_order_acq_rel);
+	free(it->bulk);
+	it->bulk = it->bulk_seen = NULL;
+	it->bulk_cap = 0;
+}
 
 int kmsg__iter_init(struct kmsg_iter *it, struct kmsg_log *log)
 {
@@ -41,8 +57,8 @@ int kmsg__iter_init(struct kmsg_iter *it, struct kmsg_log *log)
 void kmsg__iter_free(struct kmsg_iter *it)
 {
 	free(it->buf);
-	free(it->bulk);
-	it->buf = it->bulk = it->bulk_seen = NULL;
+	it->buf = NULL;
+	bulk_release(it);
 }
 
 /* The seek's key no longer applies: numbers missing from here on count
@@ -182,8 +198,7 @@ static int grown_under_zeros(const struct kmsg_log *log, uint64_t phys)
 
 void kmsg__iter_bulk(struct kmsg_iter *it, uint32_t chunk, uint32_t from)
 {
-	free(it->bulk);
-	it->bulk = it->bulk_seen = NULL;
+	bulk_release(it);
 	it->bulk_len = 0;
 	it->bulk_used = 0;
 	it->bulk_chunk = chunk & ~(uint32_t)(REC_ALIGN - 1);
@@ -218,10 +233,15 @@ static void bulk_fill(struct kmsg_iter *it, uint64_t pos, uint64_t phys, const s
 
 	it->bulk_len = 0;
 	if (!it->bulk) {
-		it->bulk = malloc(2 * (size_t)it->bulk_chunk);
+		if (n == BULK_CHUNK)
+			it->bulk = atomic_exchange_explicit(&it->log->bulk_spare, NULL,
+							    memory_order_acq_rel);
+		if (!it->bulk)
+			it->bulk = malloc(2 * (size_t)n);
 		if (!it->bulk)
 			return;  /* the mapping serves */
-		it->bulk_seen = it->bulk + it->bulk_chunk;
+		it->bulk_cap = (size_t)n;
+		it->bulk_seen = it->bulk + n;
 	}
 	if (n > log->data_size - phys)
 		n = log->data_size - phys;
@@ -233,6 +253,11 @@ static void bulk_fill(struct kmsg_iter *it, uint64_t pos, uint64_t phys, const s
 	atomic_thread_fence(memory_order_seq_cst);                             /* B1 */
 	it->bulk_len = bulk_copy(log, it->bulk, (size_t)n, phys) & ~(size_t)(REC_ALIGN - 1);
 	it->bulk_pos = pos;
+	/* H2 for the whole copy, once: a block head had not passed when the
+	 * copy was done was not written over while it was made, however
+	 * long the reader then takes over the blocks before it. */
+	atomic_thread_fence(memory_order_acquire);                             /* H2 */
+	it->bulk_head = kmsg__ring_head(log);
 }
 
 /*
@@ -251,7 +276,12 @@ static const unsigned char *bulk_block(struct kmsg_iter *it, uint64_t pos, uint6
 	struct rec_hdr h;
 
 	if (pos < it->bulk_pos || off + REC_HDR > it->bulk_len) {
-		if (w->end - pos < it->bulk_from || !it->bulk_chunk)
+		/* Nor within a copy's length of head: writers evict there, and
+		 * would pass the first blocks while they are copied (a reader
+		 * racing an evicting writer from the oldest record, as a dump
+		 * of a full ring does, would then be overtaken every time). */
+		if (w->end - pos < it->bulk_from || !it->bulk_chunk ||
+		    pos - w->head < it->bulk_chunk)
 			return NULL;
 		bulk_fill(it, pos, phys, w);
 		off = 0;
@@ -259,7 +289,7 @@ static const unsigned char *bulk_block(struct kmsg_iter *it, uint64_t pos, uint6
 			return NULL;
 	}
 	memcpy(&tag, it->bulk_seen + off + offsetof(struct rec_hdr, tag), sizeof(tag));
-	if (tag != pos)
+	if (tag != pos || pos < it->bulk_head)
 		return NULL;
 	memcpy(&h, it->bulk + off, REC_HDR);
 	if (off + h.len > it->bulk_len) {
@@ -267,7 +297,8 @@ static const unsigned char *bulk_block(struct kmsg_iter *it, uint64_t pos, uint6
 		 * the lap (no record crosses its end), the window and the
 		 * part of the file this view maps */
 		if (off == 0 || h.len > it->log->max_rec || h.len > it->bulk_chunk ||
-		    w->end - pos < it->bulk_from || h.len > w->end - pos ||
+		    w->end - pos < it->bulk_from || pos - w->head < it->bulk_chunk ||
+		    h.len > w->end - pos ||
 		    phys + h.len > it->log->data_size ||
 		    HDR_SIZE + phys + h.len > it->log->opened_size)
 			return NULL;
@@ -404,7 +435,8 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 		atomic_thread_fence(memory_order_acquire);                             /* H2 */
 		{
 			uint64_t h2;
-			if (overtaken_at(log, pos, &w, &h2)) {
+			/* (a bulk copy's H2 was made when it was copied) */
+			if (!src && overtaken_at(log, pos, &w, &h2)) {
 				restart_at_head(it, h2);
 				continue;
 			}

@@ -203,6 +203,7 @@ void kmsg_log_close(struct kmsg_log *log)
 	kmsg__handles_remove(log);
 	kmsg__file_unmap(log);
 	close(log->fd);  /* drops the writer and follower locks */
+	free(atomic_load(&log->bulk_spare));
 	free(log);
 }
 

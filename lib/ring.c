@@ -145,13 +145,17 @@
  *	    overwritten it while it was copied (pairs with H1, which comes
  *	    before W4 and every store of a new block), so the copy is
  *	    discarded and the reader was overtaken.
- *	B1  (instead of R2's loads, where the end is far) copy the blocks
+ *	B1  (instead of R2's loads, where the end is far and head is not
+ *	    near) copy the blocks
  *	    ahead with pread, twice, a full fence between the two copies: a
  *	    block the first copy shows committed was committed (C1) before
  *	    the fence, so before the second copy loaded any of its bytes,
  *	    and the second copy holds it as its writer left it (the fence
  *	    after the load that saw C1 is the acquire).  That second copy is
- *	    then the reader's copy, checked by H2 and R3 as in R2.  A block
+ *	    then the reader's copy, checked by R3 as in R2, and by H2 once
+ *	    for the whole copy: head loaded just after it (acquire fence)
+ *	    not past a block means nobody wrote over it while it was copied,
+ *	    however long the reader takes to reach it afterwards.  A block
  *	    the first copy does not show committed, or that either copy
  *	    does not hold whole, is read as in R2.  (One copy would not do:
  *	    the kernel's copy may load a block's bytes in any order, so

@@ -405,9 +405,11 @@ enum {
  * at most 4096 lines or 1 MiB of text and fields held back behind an open
  * line; past either bound the oldest open line is returned as it is
  * (KMSG_PARTIAL), so memory stays bounded whatever the log holds.  A
- * reader 64 KiB or more behind the end copies the records ahead of it
- * with pread(2), 256 KiB at a time (in two buffers of that size, kept
- * until it is freed); it reads through the mapping elsewhere.
+ * reader 64 KiB or more behind the end (and 256 KiB or more ahead of the
+ * oldest record) copies the records ahead of it with pread(2), 256 KiB at
+ * a time, in two buffers of that size; freed, it leaves them to the log
+ * handle for its next reader, and kmsg_log_close() frees them.  It reads
+ * through the mapping elsewhere.
  */
 int kmsg_reader_new(struct kmsg_reader **out, struct kmsg_log *log,
 		    unsigned flags);
