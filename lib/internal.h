@@ -634,8 +634,7 @@ struct kmsg_iter {
 	/* Bulk copies of the blocks ahead, far from the end (B1, ring.c):
 	 * bulk_seen is the first copy, bulk the second, both of bulk_len
 	 * bytes from position bulk_pos; NULL until first needed. */
-	unsigned char *bulk, *bulk_seen; /* bulk_cap bytes each */
-	size_t bulk_cap;
+	unsigned char *bulk, *bulk_seen; /* bulk_chunk bytes each */
 	uint64_t bulk_pos;
 	size_t bulk_len;
 	uint64_t bulk_head;      /* head just after the copies were made (H2) */

@@ -36,12 +36,11 @@
 /* The reader's bulk buffers back to its log as the spare (or freed). */
 static void bulk_release(struct kmsg_iter *it)
 {
-	if (it->bulk && it->bulk_cap == BULK_CHUNK)
+	if (it->bulk && it->bulk_chunk == BULK_CHUNK)
 		it->bulk = atomic_exchange_explicit(&it->log->bulk_spare, it->bulk,
 						    memory_order_acq_rel);
 	free(it->bulk);
 	it->bulk = it->bulk_seen = NULL;
-	it->bulk_cap = 0;
 }
 
 int kmsg__iter_init(struct kmsg_iter *it, struct kmsg_log *log)
@@ -240,7 +239,6 @@ static void bulk_fill(struct kmsg_iter *it, uint64_t pos, uint64_t phys, const s
 			it->bulk = malloc(2 * (size_t)n);
 		if (!it->bulk)
 			return;  /* the mapping serves */
-		it->bulk_cap = (size_t)n;
 		it->bulk_seen = it->bulk + n;
 	}
 	if (n > log->data_size - phys)

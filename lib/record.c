@@ -7,24 +7,36 @@
 #include "internal.h"
 #include "crc32c.h"
 
+/* The checksum covers a block from byte 24 (its times) on, and then
+ * these three words, which are not known until it is reserved. */
+#define CRC_FROM 24u
+struct crc_tail { uint64_t w[3]; };
+
+static struct crc_tail crc_tail(uint64_t seq, uint64_t pos, uint32_t lenword)
+{
+	return (struct crc_tail){ { seq, pos, lenword } };
+}
+
 uint32_t kmsg__rec_crc_body(const void *rec, uint32_t end)
 {
-	return kmsg__crc32c_extend(0, (const unsigned char *)rec + 24, end - 24);
+	return kmsg__crc32c_extend(0, (const unsigned char *)rec + CRC_FROM, end - CRC_FROM);
 }
 
 uint32_t kmsg__rec_crc_copy(unsigned char *dst, const unsigned char *src, uint32_t end,
 			   uint64_t seq, uint64_t pos, uint32_t lenword)
 {
-	uint64_t tail[3] = { seq, pos, lenword };
-	return kmsg__crc32c_copy_framed(0, (dst ? dst : src) + 24, REC_HDR - 24,
+	struct crc_tail t = crc_tail(seq, pos, lenword);
+
+	return kmsg__crc32c_copy_framed(0, (dst ? dst : src) + CRC_FROM, REC_HDR - CRC_FROM,
 					dst ? dst + REC_HDR : NULL, src + REC_HDR,
-					end - REC_HDR, tail, sizeof(tail));
+					end - REC_HDR, t.w, sizeof(t.w));
 }
 
 uint32_t kmsg__rec_crc_finish(uint32_t body_crc, uint64_t seq, uint64_t pos, uint32_t lenword)
 {
-	uint64_t tail[3] = { seq, pos, lenword };
-	return kmsg__crc32c_extend(body_crc, tail, sizeof(tail));
+	struct crc_tail t = crc_tail(seq, pos, lenword);
+
+	return kmsg__crc32c_extend(body_crc, t.w, sizeof(t.w));
 }
 
 /*
