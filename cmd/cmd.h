@@ -77,6 +77,23 @@ int cli_popt_error(poptContext con, const char *cmd, int rc);
 void cli_help(poptContext con) __attribute__((noreturn));
 
 /*
+ * The options of a table shared between subcommands (format, filters,
+ * cursors, ...) land in its module's own state through a handler, which
+ * is given each option's val and argument (NULL for a flag) as popt
+ * parses it; popt's argument does not outlive the next option, so a
+ * handler that keeps it copies it.  The table's first entry is
+ * CLI_OPTION_HANDLER(&h), h a struct cli_option_handler naming the
+ * function.
+ */
+struct cli_option_handler {
+	void (*fn)(int val, const char *arg);
+};
+void cli_on_option(poptContext con, enum poptCallbackReason reason,
+		   const struct poptOption *opt, const char *arg, const void *data);
+#define CLI_OPTION_HANDLER(h) \
+	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)cli_on_option, 0, (const char *)(h), NULL }
+
+/*
  * Parses the options of a subcommand that takes no other arguments:
  * returns 0, or EXIT_USAGE after saying what is wrong.
  */

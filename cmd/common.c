@@ -71,6 +71,15 @@ int cli_popt_error(poptContext con, const char *cmd, int rc)
 	return cli_usage_error(cmd, poptBadOption(con, POPT_BADOPTION_NOALIAS), "%s", why);
 }
 
+void cli_on_option(poptContext con, enum poptCallbackReason reason,
+		   const struct poptOption *opt, const char *arg, const void *data)
+{
+	(void)con;
+	/* popt calls a table's callback before and after the table too */
+	if (reason == POPT_CALLBACK_REASON_OPTION)
+		((const struct cli_option_handler *)data)->fn(opt->val, arg);
+}
+
 void cli_help(poptContext con)
 {
 	poptPrintHelp(con, stdout, 0);

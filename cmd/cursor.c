@@ -44,14 +44,9 @@ static struct {
 	char *at, *after, *file;
 } given;
 
-static void on_option(poptContext con, enum poptCallbackReason reason,
-		      const struct poptOption *opt, const char *arg, const void *data)
+static void on_option(int val, const char *arg)
 {
-	(void)con;
-	(void)data;
-	if (reason != POPT_CALLBACK_REASON_OPTION)
-		return;
-	switch (opt->val) {
+	switch (val) {
 	case OPT_SHOW:
 		given.show = 1;
 		break;
@@ -70,8 +65,10 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 	}
 }
 
+static const struct cli_option_handler handler = { on_option };
+
 const struct poptOption cursor_options[] = {
-	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)on_option, 0, NULL, NULL },
+	CLI_OPTION_HANDLER(&handler),
 	{ "show-cursor", '\0', POPT_ARG_NONE, NULL, OPT_SHOW,
 	  "at the end, print the cursor of the last record read: "
 	  "\"-- cursor: CURSOR\"", NULL },

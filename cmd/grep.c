@@ -83,17 +83,11 @@ static int add_pids(const char *list)
 	}
 }
 
-static void on_option(poptContext con, enum poptCallbackReason reason,
-		      const struct poptOption *opt, const char *arg,
-		      const void *data)
+static void on_option(int val, const char *arg)
 {
 	int v;
 
-	(void)con;
-	(void)data;
-	if (reason != POPT_CALLBACK_REASON_OPTION)
-		return;
-	switch (opt->val) {
+	switch (val) {
 	case OPT_GREP:
 		/* popt reuses the storage of arg once the next option comes */
 		free(given.pattern);
@@ -120,8 +114,10 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 	}
 }
 
+static const struct cli_option_handler handler = { on_option };
+
 const struct poptOption grep_options[] = {
-	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)on_option, 0, NULL, NULL },
+	CLI_OPTION_HANDLER(&handler),
 	{ "grep", 'g', POPT_ARG_STRING, NULL, OPT_GREP,
 	  "only records whose text matches this PCRE2 pattern (no upper-case "
 	  "letter in it: any case)", "PATTERN" },

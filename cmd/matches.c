@@ -116,21 +116,18 @@ struct values {
 static char *list_key;
 static int list_nomem;
 
-static void on_option(poptContext con, enum poptCallbackReason reason,
-		      const struct poptOption *opt, const char *arg, const void *data)
+static void on_option(int val, const char *arg)
 {
-	(void)con;
-	(void)opt;
-	(void)data;
-	if (reason != POPT_CALLBACK_REASON_OPTION)
-		return;
+	(void)val;  /* --list-values alone */
 	free(list_key);
 	list_key = strdup(arg);
 	list_nomem = list_key == NULL;
 }
 
+static const struct cli_option_handler handler = { on_option };
+
 const struct poptOption match_options[] = {
-	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)on_option, 0, NULL, NULL },
+	CLI_OPTION_HANDLER(&handler),
 	{ "list-values", '\0', POPT_ARG_STRING, NULL, 1,
 	  "list the distinct values of a field or member among the records "
 	  "that pass the filters (journalctl -F)", "KEY" },

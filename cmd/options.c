@@ -196,15 +196,9 @@ static void set_time_format(const char *arg)
  * popt calls this for each option of output_options as it comes, so the
  * order of time formats is kept; errors are kept for out_setup().
  */
-static void on_option(poptContext con, enum poptCallbackReason reason,
-		      const struct poptOption *opt, const char *arg,
-		      const void *data)
+static void on_option(int val, const char *arg)
 {
-	(void)con;
-	(void)data;
-	if (reason != POPT_CALLBACK_REASON_OPTION)
-		return;
-	switch (opt->val) {
+	switch (val) {
 	case OPT_CTIME:
 		args.time = KMSG_TIME_CTIME;
 		args.conflict = "--ctime";
@@ -324,8 +318,10 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 	}
 }
 
+static const struct cli_option_handler handler = { on_option };
+
 const struct poptOption output_options[] = {
-	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)on_option, 0, NULL, NULL },
+	CLI_OPTION_HANDLER(&handler),
 	{ "ctime", 'T', POPT_ARG_NONE, NULL, OPT_CTIME,
 	  "human-readable wall-clock time stamps", NULL },
 	{ "reltime", 'e', POPT_ARG_NONE, NULL, OPT_RELTIME,
@@ -391,7 +387,7 @@ const struct poptOption output_options[] = {
 
 /* read's -H and -P: only read pages its output. */
 const struct poptOption output_pager_options[] = {
-	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)on_option, 0, NULL, NULL },
+	CLI_OPTION_HANDLER(&handler),
 	{ "human", 'H', POPT_ARG_NONE, NULL, OPT_HUMAN,
 	  "human-readable output: reltime, colour and a pager", NULL },
 	{ "nopager", 'P', POPT_ARG_NONE, NULL, OPT_NOPAGER,
@@ -401,7 +397,7 @@ const struct poptOption output_pager_options[] = {
 
 /* follow's -H: the same without a pager, which a follower never has. */
 const struct poptOption output_human_options[] = {
-	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)on_option, 0, NULL, NULL },
+	CLI_OPTION_HANDLER(&handler),
 	{ "human", 'H', POPT_ARG_NONE, NULL, OPT_HUMAN,
 	  "human-readable output: reltime and colour", NULL },
 	POPT_TABLEEND

@@ -28,14 +28,9 @@ static struct {
 	char *joined[4];  /* sel_join_boot_arg()'s "--boot=-1" strings */
 } given;
 
-static void on_option(poptContext con, enum poptCallbackReason reason,
-		      const struct poptOption *opt, const char *arg, const void *data)
+static void on_option(int val, const char *arg)
 {
-	(void)con;
-	(void)data;
-	if (reason != POPT_CALLBACK_REASON_OPTION)
-		return;
-	switch (opt->val) {
+	switch (val) {
 	case OPT_BOOT:
 		given.boot = 1;
 		cli_keep(&given.boot_arg, arg);
@@ -52,8 +47,10 @@ static void on_option(poptContext con, enum poptCallbackReason reason,
 	}
 }
 
+static const struct cli_option_handler handler = { on_option };
+
 const struct poptOption selection_options[] = {
-	{ NULL, '\0', POPT_ARG_CALLBACK, (void *)on_option, 0, NULL, NULL },
+	CLI_OPTION_HANDLER(&handler),
 	{ "boot", 'b', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, NULL, OPT_BOOT,
 	  "only the records of one boot: 0 (or none) the newest, -1 the one "
 	  "before, 1 the oldest, or a prefix of its id", "ID|OFFSET" },
