@@ -98,6 +98,14 @@ void cli_on_option(poptContext con, enum poptCallbackReason reason,
  * returns 0, or EXIT_USAGE after saying what is wrong.
  */
 int cli_parse_options(poptContext con, const char *cmd);
+/*
+ * The same for a subcommand that works on one log and takes nothing else
+ * (clear, stat), which then needs its path: *path is set to
+ * cli_log_path() of *file_opt, the --file option as parsed.  Returns 0,
+ * or the exit status after saying why not.
+ */
+int cli_parse_log_options(poptContext con, const char *cmd, const char *const *file_opt,
+			  const char **path);
 
 /*
  * The same for a subcommand that takes arguments: stores them in *args

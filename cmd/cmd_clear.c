@@ -28,13 +28,10 @@ int cmd_clear(int argc, const char **argv)
 	const char *path;
 	int rc, kind, status = EXIT_FAIL;
 
-	status = cli_parse_options(con, "clear");
+	status = cli_parse_log_options(con, "clear", &file_opt, &path);
 	if (status != 0)
 		goto out;
 	status = EXIT_FAIL;
-	path = cli_log_path(file_opt);
-	if (path == NULL)
-		goto out;
 	/* say what the file is rather than "not a kmsg log file" */
 	kind = src_detect(path);
 	if (kind == -EISDIR) {

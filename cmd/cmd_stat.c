@@ -183,15 +183,12 @@ int cmd_stat(int argc, const char **argv)
 	const char *path;
 	int rc, status = EXIT_FAIL;
 
-	status = cli_parse_options(con, "stat");
+	status = cli_parse_log_options(con, "stat", &file_opt, &path);
 	if (status == 0)
 		status = cli_need_stdout();
 	if (status != 0)
 		goto out;
 	status = EXIT_FAIL;
-	path = cli_log_path(file_opt);
-	if (path == NULL)
-		goto out;
 	rc = src_open_for(&src, path, SRC_TAKES_LOG | SRC_TAKES_DUMP);
 	if (rc < 0)
 		goto out;

@@ -109,6 +109,17 @@ int cli_parse_options(poptContext con, const char *cmd)
 	return cli_parse_args(con, cmd, NULL);
 }
 
+int cli_parse_log_options(poptContext con, const char *cmd, const char *const *file_opt,
+			  const char **path)
+{
+	int status = cli_parse_options(con, cmd);
+
+	if (status != 0)
+		return status;
+	*path = cli_log_path(*file_opt);
+	return *path ? 0 : EXIT_FAIL;
+}
+
 const char *cli_log_path(const char *file_opt)
 {
 	static char buf[PATH_MAX];
