@@ -78,15 +78,17 @@ void cli_help(poptContext con) __attribute__((noreturn));
 
 /*
  * The options of a table shared between subcommands (format, filters,
- * cursors, ...) land in its module's own state through a handler, which
- * is given each option's val and argument (NULL for a flag) as popt
- * parses it; popt's argument does not outlive the next option, so a
+ * cursors, ...) go through a handler, which is given each option's val
+ * and argument (NULL for a flag) as popt parses it, with the state the
+ * handler names: the caller's struct the options are parsed into, bound
+ * before parsing, or NULL for a module that keeps what it was given
+ * itself.  popt's argument does not outlive the next option, so a
  * handler that keeps it copies it.  The table's first entry is
- * CLI_OPTION_HANDLER(&h), h a struct cli_option_handler naming the
- * function.
+ * CLI_OPTION_HANDLER(&h).
  */
 struct cli_option_handler {
-	void (*fn)(int val, const char *arg);
+	void (*fn)(void *state, int val, const char *arg);
+	void *state;
 };
 void cli_on_option(poptContext con, enum poptCallbackReason reason,
 		   const struct poptOption *opt, const char *arg, const void *data);

@@ -741,11 +741,12 @@ static int parse_lines(int *all, uint64_t *n, const char *s)
 int cmd_follow(int argc, const char **argv)
 {
 	poptContext con;
-	struct output o = { 0 };
-	int status, setup = 0, all = 0, rc, kind;
+	struct output o;
+	int status, all = 0, rc, kind;
 	uint64_t n = DEFAULT_LINES, at = 0;
 	const char *const *words;
 
+	out_init(&o);
 	match_protect_args(argc, argv, follow_options);
 	con = poptGetContext("kmsg follow", argc, argv, follow_options, 0);
 	poptSetOtherOptionHelp(con, "[OPTION...] [KEY=value...]");
@@ -771,7 +772,6 @@ int cmd_follow(int argc, const char **argv)
 	if (status != 0)
 		goto out;
 	status = out_setup(&o, "follow", 1, words);
-	setup = 1;
 	if (status != 0)
 		goto out;
 	status = EXIT_FAIL;
@@ -850,8 +850,7 @@ stopped:
 	status = cur_end(&cur, &o);
 out:
 	kmsg_reader_free(fl.r);
-	if (setup)
-		out_free(&o);
+	out_free(&o);
 	kmsg_log_close(fl.log);
 	cur_free(&cur);
 	poptFreeContext(con);

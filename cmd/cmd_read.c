@@ -377,15 +377,16 @@ int cmd_read(int argc, const char **argv)
 {
 	const char **args = sel_join_boot_arg(&argc, argv);
 	poptContext con;
-	struct output o = { 0 };
+	struct output o;
 	struct kmsg_log *log = NULL;
 	struct src src = { .fd = -1 };
 	struct selection sel = { 0 };
 	struct cursor cur = { 0 };
 	const char *path;
 	const char *const *words;
-	int rc, status = EXIT_FAIL, setup = 0;
+	int rc, status = EXIT_FAIL;
 
+	out_init(&o);
 	if (args)
 		match_protect_args(argc, args, read_options);
 	con = poptGetContext("kmsg read", argc, args ? args : argv, read_options, 0);
@@ -452,7 +453,6 @@ int cmd_read(int argc, const char **argv)
 			goto out;
 	}
 	status = out_setup(&o, "read", 0, words);
-	setup = 1;
 	if (status != 0)
 		goto out;
 	if (o.values && (read_clear || clear_only || sel.list_boots)) {
@@ -522,8 +522,7 @@ out:
 	sel_free(&sel);
 	cur_free(&cur);
 	src_close(&src);
-	if (setup)
-		out_free(&o);
+	out_free(&o);
 	kmsg_log_close(log);
 	poptFreeContext(con);
 	free(args);

@@ -77,7 +77,11 @@ void cli_on_option(poptContext con, enum poptCallbackReason reason,
 	(void)con;
 	/* popt calls a table's callback before and after the table too */
 	if (reason == POPT_CALLBACK_REASON_OPTION)
-		((const struct cli_option_handler *)data)->fn(opt->val, arg);
+	{
+		const struct cli_option_handler *h = data;
+
+		h->fn(h->state, opt->val, arg);
+	}
 }
 
 void cli_help(poptContext con)

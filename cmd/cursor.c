@@ -44,8 +44,9 @@ static struct {
 	char *at, *after, *file;
 } given;
 
-static void on_option(int val, const char *arg)
+static void on_option(void *state, int val, const char *arg)
 {
+	(void)state;  /* what it was given is its own: see given */
 	switch (val) {
 	case OPT_SHOW:
 		given.show = 1;
@@ -65,7 +66,7 @@ static void on_option(int val, const char *arg)
 	}
 }
 
-static const struct cli_option_handler handler = { on_option };
+static const struct cli_option_handler handler = { on_option, NULL };
 
 const struct poptOption cursor_options[] = {
 	CLI_OPTION_HANDLER(&handler),

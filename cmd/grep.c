@@ -83,10 +83,11 @@ static int add_pids(const char *list)
 	}
 }
 
-static void on_option(int val, const char *arg)
+static void on_option(void *state, int val, const char *arg)
 {
 	int v;
 
+	(void)state;  /* what it was given is its own: see given */
 	switch (val) {
 	case OPT_GREP:
 		/* popt reuses the storage of arg once the next option comes */
@@ -114,7 +115,7 @@ static void on_option(int val, const char *arg)
 	}
 }
 
-static const struct cli_option_handler handler = { on_option };
+static const struct cli_option_handler handler = { on_option, NULL };
 
 const struct poptOption grep_options[] = {
 	CLI_OPTION_HANDLER(&handler),

@@ -116,15 +116,16 @@ struct values {
 static char *list_key;
 static int list_nomem;
 
-static void on_option(int val, const char *arg)
+static void on_option(void *state, int val, const char *arg)
 {
-	(void)val;  /* --list-values alone */
+	(void)state;  /* what it was given is its own */
+	(void)val;    /* --list-values alone */
 	free(list_key);
 	list_key = strdup(arg);
 	list_nomem = list_key == NULL;
 }
 
-static const struct cli_option_handler handler = { on_option };
+static const struct cli_option_handler handler = { on_option, NULL };
 
 const struct poptOption match_options[] = {
 	CLI_OPTION_HANDLER(&handler),

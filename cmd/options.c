@@ -32,43 +32,18 @@ enum {
 	OPT_OUTPUT_FIELDS, OPT_SHOW_CALLER, OPT_SHOW_PID, OPT_FORCE_PREFIX, OPT_UTC,
 };
 
-enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
-
-/* What the options asked for, as the callback saw them, in order. */
-static struct {
-	int time;            /* enum kmsg_time_format */
-	int delta, raw, decode, noescape, fields, human, nopager, quiet;
-	int show_caller, show_pid;
-	int force_prefix, utc;
-	const char *short_name; /* the -o that set a journalctl time, for -d */
-	enum kmsg_output output;
-	enum color_mode color;
-	int color_given;
-	uint32_t levels, facilities;
-	int flt_lev, flt_fac;
-	int have_since, have_until;
-	int64_t since, until;
-	char **match;
-	size_t nmatch;
-	char *output_fields;  /* --output-fields, for the JSON records */
-	const char *conflict; /* an option -r cannot be used with */
-	char err[300];        /* the first bad option, for out_setup() */
-} args = {
-	.time = KMSG_TIME_MONO,
-	.output = KMSG_OUT_SHORT,
-};
-
-static void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void bad(struct out_given *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Keeps the first error an option gave, for out_setup() to report. */
-static void bad(const char *fmt, ...)
+static void bad(struct out_given *a, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (args.err[0] != '\0')
+	if (a->err[0] != '\0')
 		return;
 	va_start(ap, fmt);
-	vsnprintf(args.err, sizeof(args.err), fmt, ap);
+	vsnprintf(a->err, sizeof(a->err), fmt, ap);
 	va_end(ap);
 }
 
@@ -111,24 +86,24 @@ static int parse_list(uint32_t *bits, const char *list, int levels)
 }
 
 /* Keeps a --match KEY=VALUE; the key must be one a field can have. */
-static void add_match(const char *arg)
+static void add_match(struct out_given *a, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	char **m;
 
 	if (eq == NULL || !kmsg_key_valid(arg, (size_t)(eq - arg))) {
-		bad("--match %s: not KEY=VALUE with a key of A-Z, 0-9 and _", arg);
+		bad(a, "--match %s: not KEY=VALUE with a key of A-Z, 0-9 and _", arg);
 		return;
 	}
-	m = realloc(args.match, (args.nmatch + 1) * sizeof(*m));
-	if (m == NULL || (m[args.nmatch] = strdup(arg)) == NULL) {
+	m = realloc(a->match, (a->nmatch + 1) * sizeof(*m));
+	if (m == NULL || (m[a->nmatch] = strdup(arg)) == NULL) {
 		if (m)
-			args.match = m;
-		bad("%s", "out of memory");
+			a->match = m;
+		bad(a, "%s", "out of memory");
 		return;
 	}
-	args.match = m;
-	args.nmatch++;
+	a->match = m;
+	a->nmatch++;
 }
 
 /* journalctl's short outputs: the time of a dmesg line in their forms */
@@ -141,39 +116,39 @@ static const struct { const char *name; int time; } short_outputs[] = {
 	{ "cat", KMSG_TIME_NOTIME },
 };
 
-static void set_output(const char *arg)
+static void set_output(struct out_given *a, const char *arg)
 {
 	for (size_t i = 0; i < sizeof(short_outputs) / sizeof(short_outputs[0]); i++) {
 		if (!strcmp(arg, short_outputs[i].name)) {
-			args.output = KMSG_OUT_SHORT;
-			args.raw = 0;
-			args.time = short_outputs[i].time;
-			args.short_name = short_outputs[i].name;
+			a->output = KMSG_OUT_SHORT;
+			a->raw = 0;
+			a->time = short_outputs[i].time;
+			a->short_name = short_outputs[i].name;
 			return;
 		}
 	}
 	if (!strcmp(arg, "short")) {
-		args.output = KMSG_OUT_SHORT;
-		args.raw = 0;
+		a->output = KMSG_OUT_SHORT;
+		a->raw = 0;
 	} else if (!strcmp(arg, "raw")) {
-		args.output = KMSG_OUT_SHORT;
-		args.raw = 1;
+		a->output = KMSG_OUT_SHORT;
+		a->raw = 1;
 	} else if (!strcmp(arg, "json")) {
-		args.output = KMSG_OUT_JSON_LINE;
+		a->output = KMSG_OUT_JSON_LINE;
 	} else if (!strcmp(arg, "json-pretty")) {
-		args.output = KMSG_OUT_JSON_PRETTY;
+		a->output = KMSG_OUT_JSON_PRETTY;
 	} else if (!strcmp(arg, "json-seq")) {
-		args.output = KMSG_OUT_JSON_SEQ;
+		a->output = KMSG_OUT_JSON_SEQ;
 	} else if (!strcmp(arg, "kmsg")) {
-		args.output = KMSG_OUT_KMSG;
+		a->output = KMSG_OUT_KMSG;
 	} else {
-		bad("--output %s: not one of short, raw, json, json-pretty, json-seq, kmsg, "
+		bad(a, "--output %s: not one of short, raw, json, json-pretty, json-seq, kmsg, "
 		    "short-iso, short-iso-precise, short-precise, short-monotonic, "
 		    "short-unix, cat", arg);
 	}
 }
 
-static void set_time_format(const char *arg)
+static void set_time_format(struct out_given *a, const char *arg)
 {
 	static const struct { const char *name; int time; } names[] = {
 		{ "delta", KMSG_TIME_DELTA }, { "reltime", KMSG_TIME_RELTIME },
@@ -185,140 +160,143 @@ static void set_time_format(const char *arg)
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (!strcmp(arg, names[i].name)) {
-			args.time = names[i].time;
+			a->time = names[i].time;
 			return;
 		}
 	}
-	bad("--time-format %s: not one of delta, reltime, ctime, notime, iso, raw", arg);
+	bad(a, "--time-format %s: not one of delta, reltime, ctime, notime, iso, raw", arg);
 }
 
 /*
  * popt calls this for each option of output_options as it comes, so the
  * order of time formats is kept; errors are kept for out_setup().
  */
-static void on_option(int val, const char *arg)
+static void on_option(void *state, int val, const char *arg)
 {
+	struct out_given *a = state;
+
 	switch (val) {
 	case OPT_CTIME:
-		args.time = KMSG_TIME_CTIME;
-		args.conflict = "--ctime";
+		a->time = KMSG_TIME_CTIME;
+		a->conflict = "--ctime";
 		break;
 	case OPT_RELTIME:
-		args.time = KMSG_TIME_RELTIME;
-		args.conflict = "--reltime";
+		a->time = KMSG_TIME_RELTIME;
+		a->conflict = "--reltime";
 		break;
 	case OPT_DELTA:
-		args.delta = 1;
-		args.conflict = "--show-delta";
+		a->delta = 1;
+		a->conflict = "--show-delta";
 		break;
 	case OPT_NOTIME:
-		args.time = KMSG_TIME_NOTIME;
-		args.conflict = "--notime";
+		a->time = KMSG_TIME_NOTIME;
+		a->conflict = "--notime";
 		break;
 	case OPT_TIMEFMT:
-		set_time_format(arg);
+		set_time_format(a, arg);
 		break;
 	case OPT_RAW:
-		args.raw = 1;
+		a->raw = 1;
 		break;
 	case OPT_DECODE:
-		args.decode = 1;
-		args.conflict = "--decode";
+		a->decode = 1;
+		a->conflict = "--decode";
 		break;
 	case OPT_JSON:
-		args.output = KMSG_OUT_JSON;
+		a->output = KMSG_OUT_JSON;
 		break;
 	case OPT_OUTPUT:
-		set_output(arg);
+		set_output(a, arg);
 		break;
 	case OPT_OUTPUT_FIELDS:
 		/* popt frees arg when it reads the next option */
-		free(args.output_fields);
-		args.output_fields = strdup(arg);
-		if (args.output_fields == NULL)
-			bad("%s", "out of memory");
+		free(a->output_fields);
+		a->output_fields = strdup(arg);
+		if (a->output_fields == NULL)
+			bad(a, "%s", "out of memory");
 		break;
 	case OPT_NOESCAPE:
-		args.noescape = 1;
+		a->noescape = 1;
 		break;
 	case OPT_FIELDS:
-		args.fields = 1;
+		a->fields = 1;
 		break;
 	case OPT_FORCE_PREFIX:
-		args.force_prefix = 1;
+		a->force_prefix = 1;
 		break;
 	case OPT_UTC:
-		args.utc = 1;
+		a->utc = 1;
 		break;
 	case OPT_COLOR:
-		args.color_given = 1;
-		args.conflict = "--color";
+		a->color_given = 1;
+		a->conflict = "--color";
 		if (arg == NULL || !strcmp(arg, "auto"))
-			args.color = COLOR_AUTO;
+			a->color = COLOR_AUTO;
 		else if (!strcmp(arg, "always"))
-			args.color = COLOR_ALWAYS;
+			a->color = COLOR_ALWAYS;
 		else if (!strcmp(arg, "never"))
-			args.color = COLOR_NEVER;
+			a->color = COLOR_NEVER;
 		else
-			bad("--color %s: not one of auto, always, never", arg);
+			bad(a, "--color %s: not one of auto, always, never", arg);
 		break;
 	case OPT_HUMAN:
-		args.human = 1;
-		args.time = KMSG_TIME_RELTIME;
-		args.conflict = "--human";
+		a->human = 1;
+		a->time = KMSG_TIME_RELTIME;
+		a->conflict = "--human";
 		break;
 	case OPT_QUIET:
-		args.quiet = 1;
+		a->quiet = 1;
 		break;
 	case OPT_SHOW_CALLER:
-		args.show_caller = 1;
+		a->show_caller = 1;
 		break;
 	case OPT_SHOW_PID:
-		args.show_pid = 1;
+		a->show_pid = 1;
 		break;
 	case OPT_NOPAGER:
-		args.nopager = 1;
+		a->nopager = 1;
 		break;
 	case OPT_LEVEL:
-		args.flt_lev = 1;
-		if (parse_list(&args.levels, arg, 1) < 0)
-			bad("--level %s: not a list of levels (emerg, alert, crit, "
+		a->flt_lev = 1;
+		if (parse_list(&a->levels, arg, 1) < 0)
+			bad(a, "--level %s: not a list of levels (emerg, alert, crit, "
 			    "err, warn, notice, info, debug; err+ or +err for ranges)", arg);
 		break;
 	case OPT_FACILITY:
-		args.flt_fac = 1;
-		if (parse_list(&args.facilities, arg, 0) < 0)
-			bad("--facility %s: not a list of facilities (kern, user, "
+		a->flt_fac = 1;
+		if (parse_list(&a->facilities, arg, 0) < 0)
+			bad(a, "--facility %s: not a list of facilities (kern, user, "
 			    "mail, daemon, auth, syslog, lpr, news, uucp, cron, "
 			    "authpriv, ftp, local0..local7)", arg);
 		break;
 	case OPT_KERNEL:
-		args.flt_fac = 1;
-		args.facilities |= 1;
+		a->flt_fac = 1;
+		a->facilities |= 1;
 		break;
 	case OPT_USER:
-		args.flt_fac = 1;
-		args.facilities |= ((UINT32_C(1) << KMSG_NFACILITIES) - 1) & ~UINT32_C(1);
+		a->flt_fac = 1;
+		a->facilities |= ((UINT32_C(1) << KMSG_NFACILITIES) - 1) & ~UINT32_C(1);
 		break;
 	case OPT_SINCE:
-		args.have_since = 1;
-		if (parse_when(&args.since, arg) < 0)
-			bad("--since %s: not a time (as \"2024-05-12 11:27:01\", "
+		a->have_since = 1;
+		if (parse_when(&a->since, arg) < 0)
+			bad(a, "--since %s: not a time (as \"2024-05-12 11:27:01\", "
 			    "\"yesterday\", \"-10min\")", arg);
 		break;
 	case OPT_UNTIL:
-		args.have_until = 1;
-		if (parse_when(&args.until, arg) < 0)
-			bad("--until %s: not a time (as \"2024-05-12 11:27:01\", "
+		a->have_until = 1;
+		if (parse_when(&a->until, arg) < 0)
+			bad(a, "--until %s: not a time (as \"2024-05-12 11:27:01\", "
 			    "\"today\", \"-1h\")", arg);
 		break;
 	case OPT_MATCH:
-		add_match(arg);
+		add_match(a, arg);
 		break;
 	}
 }
 
-static const struct cli_option_handler handler = { on_option };
+/* bound to the caller's struct output by out_init() */
+static struct cli_option_handler handler = { on_option, NULL };
 
 const struct poptOption output_options[] = {
 	CLI_OPTION_HANDLER(&handler),
@@ -409,11 +387,11 @@ const struct poptOption output_human_options[] = {
  * has not been told otherwise in terminal-colors.d (tc: scanned here when
  * it decides).
  */
-static int want_color(struct term_colors *tc)
+static int want_color(const struct out_given *a, struct term_colors *tc)
 {
 	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
 
-	switch (args.color) {
+	switch (a->color) {
 	case COLOR_ALWAYS:
 		return 1;
 	case COLOR_NEVER:
@@ -429,7 +407,7 @@ static int want_color(struct term_colors *tc)
 		return 0;
 	/* dmesg's rule: the files decide only when no option asked for
 	 * colour (-L, --color=auto and -H did) */
-	if (args.color_given || args.human)
+	if (a->color_given || a->human)
 		return 1;
 	tc_scan(tc);
 	return !tc_disabled(tc);
@@ -488,34 +466,40 @@ static unsigned pid_max_width(void)
 	return (unsigned)strnlen(buf, (size_t)n);
 }
 
+void out_init(struct output *o)
+{
+	memset(o, 0, sizeof(*o));
+	handler.state = &o->given;
+}
+
 int out_setup(struct output *o, const char *cmd, int follow, const char *const *words)
 {
+	const struct out_given *a = &o->given;
 	struct kmsg_fmt_opts fo = KMSG_FMT_OPTS_INIT;
 	struct term_colors tc = { 0 };
-	int json_records = args.output == KMSG_OUT_JSON_LINE ||
-			   args.output == KMSG_OUT_JSON_PRETTY ||
-			   args.output == KMSG_OUT_JSON_SEQ;
+	int json_records = a->output == KMSG_OUT_JSON_LINE ||
+			   a->output == KMSG_OUT_JSON_PRETTY ||
+			   a->output == KMSG_OUT_JSON_SEQ;
 	int rc = 0;
 
-	memset(o, 0, sizeof(*o));
-	if (args.err[0])
-		return cli_usage_error(cmd, NULL, "%s", args.err);
-	if (args.raw && args.output == KMSG_OUT_SHORT && args.conflict)
-		return cli_usage_error(cmd, "--raw", "cannot be used with %s", args.conflict);
+	if (a->err[0])
+		return cli_usage_error(cmd, NULL, "%s", a->err);
+	if (a->raw && a->output == KMSG_OUT_SHORT && a->conflict)
+		return cli_usage_error(cmd, "--raw", "cannot be used with %s", a->conflict);
 
-	fo.output = args.output;
-	fo.time = (enum kmsg_time_format)args.time;
-	if (args.decode)
+	fo.output = a->output;
+	fo.time = (enum kmsg_time_format)a->time;
+	if (a->decode)
 		fo.flags |= KMSG_FMT_DECODE;
-	if (args.noescape)
+	if (a->noescape)
 		fo.flags |= KMSG_FMT_NOESCAPE;
 	/* -J's objects are dmesg's, which has no fields: --fields adds them */
-	if (args.fields && args.output == KMSG_OUT_JSON)
+	if (a->fields && a->output == KMSG_OUT_JSON)
 		fo.flags |= KMSG_FMT_FIELDS;
-	if (args.output == KMSG_OUT_SHORT) {
-		if (args.raw) {
+	if (a->output == KMSG_OUT_SHORT) {
+		if (a->raw) {
 			fo.time = KMSG_TIME_RAW;
-		} else if (args.delta) {
+		} else if (a->delta) {
 			/* dmesg 2.38: -d joins -T and the default time,
 			 * is ignored with iso, and replaces the others */
 			if (fo.time == KMSG_TIME_MONO || fo.time == KMSG_TIME_CTIME)
@@ -525,20 +509,20 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 					  "format, as dmesg ignores it");
 			else if (fo.time >= KMSG_TIME_SHORT_ISO)
 				cli_error("--show-delta", "ignored with -o %s",
-					  args.short_name);
+					  a->short_name);
 			else
 				fo.time = KMSG_TIME_DELTA;
 		}
-		if (args.fields)
+		if (a->fields)
 			fo.flags |= KMSG_FMT_FIELDS;
-		if (args.force_prefix)
+		if (a->force_prefix)
 			fo.flags |= KMSG_FMT_FORCE_PREFIX;
-		if (args.utc)
+		if (a->utc)
 			fo.flags |= KMSG_FMT_UTC;
-		if (!args.noescape && !utf8_locale())
+		if (!a->noescape && !utf8_locale())
 			fo.flags |= KMSG_FMT_ASCII;
 		/* -r lines are dmesg -r's, which has no colours */
-		if (!args.raw && want_color(&tc)) {
+		if (!a->raw && want_color(a, &tc)) {
 			fo.flags |= KMSG_FMT_COLOR;
 			rc = scheme_colors(o, &tc);
 			for (int i = 0; i < KMSG_COLOR_COUNT; i++)
@@ -547,58 +531,58 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 		tc_free(&tc);
 		if (rc != 0)
 			return rc;
-		o->pager = args.human && !args.nopager && !follow;
+		o->pager = a->human && !a->nopager && !follow;
 	}
-	if (json_records && (args.show_caller || args.show_pid))
-		return cli_usage_error(cmd, args.show_caller ? "--show-caller" : "--show-pid",
+	if (json_records && (a->show_caller || a->show_pid))
+		return cli_usage_error(cmd, a->show_caller ? "--show-caller" : "--show-pid",
 				       "not with -o json, json-pretty or json-seq, whose "
 				       "records always have pid and caller");
-	if (args.output == KMSG_OUT_KMSG && args.show_pid)
+	if (a->output == KMSG_OUT_KMSG && a->show_pid)
 		return cli_usage_error(cmd, "--show-pid", "not with -o kmsg: the "
 				       "/dev/kmsg format has no place for a pid");
-	if (args.show_caller)
+	if (a->show_caller)
 		fo.flags |= KMSG_FMT_CALLER;
-	if (args.show_pid)
+	if (a->show_pid)
 		fo.flags |= KMSG_FMT_PID;
-	if (args.show_caller || args.show_pid)
+	if (a->show_caller || a->show_pid)
 		fo.caller_width = pid_max_width();
 	o->fo = fo;
-	o->quiet = args.quiet;
+	o->quiet = a->quiet;
 	rc = kmsg_fmt_new(&o->fmt, &fo);
 	if (rc < 0)
 		return cli_lib_error(NULL, rc);
-	if (args.output_fields) {
+	if (a->output_fields) {
 		if (!json_records)
 			return cli_usage_error(cmd, "--output-fields", "only with -o json, "
 					       "json-pretty or json-seq");
-		rc = kmsg_fmt_set_keys(o->fmt, args.output_fields);
+		rc = kmsg_fmt_set_keys(o->fmt, a->output_fields);
 		if (rc == KMSG_EINVAL)
 			return cli_usage_error(cmd, "--output-fields", "'%s': not a list of "
 					       "member names (seq, seq_id, time_ns, time, "
 					       "boot_ns, boot_id, pid, caller, facility, "
 					       "facility_name, level, level_name, text) and "
 					       "field keys (A-Z, 0-9 and _)",
-					       args.output_fields);
+					       a->output_fields);
 		if (rc < 0)
 			return cli_lib_error(NULL, rc);
 	}
 
-	o->levels = args.flt_lev ? args.levels : 0xff;
-	o->facilities = args.flt_fac ? args.facilities : UINT32_MAX;
-	o->have_since = args.have_since;
-	o->since_ns = args.since;
-	o->have_until = args.have_until;
-	o->until_ns = args.until;
-	o->prio_filter = args.flt_lev || args.flt_fac;
+	o->levels = a->flt_lev ? a->levels : 0xff;
+	o->facilities = a->flt_fac ? a->facilities : UINT32_MAX;
+	o->have_since = a->have_since;
+	o->since_ns = a->since;
+	o->have_until = a->have_until;
+	o->until_ns = a->until;
+	o->prio_filter = a->flt_lev || a->flt_fac;
 	rc = grep_setup(&o->grep, cmd);
 	if (rc == 0)
-		rc = match_parse(&o->matches, words, (const char *const *)args.match,
-				 args.nmatch, cmd);
+		rc = match_parse(&o->matches, words, (const char *const *)a->match,
+				 a->nmatch, cmd);
 	if (rc == 0)
 		rc = values_setup(&o->values, cmd);
 	if (rc != 0)
 		return rc;
-	if (o->values && args.output != KMSG_OUT_SHORT)
+	if (o->values && a->output != KMSG_OUT_SHORT)
 		return cli_usage_error(cmd, "--list-values", "prints one value a line: "
 				       "not with -J or -o json, json-pretty, json-seq, kmsg");
 	o->filtering = o->prio_filter || o->have_since || o->have_until ||
@@ -661,9 +645,13 @@ void out_free(struct output *o)
 	o->matches = NULL;
 	values_free(o->values);
 	o->values = NULL;
-	for (size_t i = 0; i < args.nmatch; i++)
-		free(args.match[i]);
-	free(args.match);
-	args.match = NULL;
-	args.nmatch = 0;
+	for (size_t i = 0; i < o->given.nmatch; i++)
+		free(o->given.match[i]);
+	free(o->given.match);
+	o->given.match = NULL;
+	o->given.nmatch = 0;
+	free(o->given.output_fields);
+	o->given.output_fields = NULL;
+	if (handler.state == &o->given)
+		handler.state = NULL;
 }

@@ -18,15 +18,41 @@
 /*
  * The format and filter options: -e -T -d -t -r -x -J -o --time-format
  * --noescape --fields -L -H -P -l -f -k -u --since --until --match -q.  A popt
- * callback records them in order (dmesg's "the last time format wins"),
- * out_setup() turns them into a struct output.
+ * callback records them in order (dmesg's "the last time format wins")
+ * in the struct output that out_init() bound, and out_setup() turns them
+ * into the output.
  */
 extern const struct poptOption output_options[];
 /* -H with the pager and -P (read), or -H alone (follow): the same callback. */
 extern const struct poptOption output_pager_options[];
 extern const struct poptOption output_human_options[];
 
+enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+
+/* What the options asked for, as the callback saw them, in order; all
+ * zeros is none given (the default time and output). */
+struct out_given {
+	int time;            /* enum kmsg_time_format */
+	int delta, raw, decode, noescape, fields, human, nopager, quiet;
+	int show_caller, show_pid;
+	int force_prefix, utc;
+	const char *short_name; /* the -o that set a journalctl time, for -d */
+	enum kmsg_output output;
+	enum color_mode color;
+	int color_given;
+	uint32_t levels, facilities;
+	int flt_lev, flt_fac;
+	int have_since, have_until;
+	int64_t since, until;
+	char **match;
+	size_t nmatch;
+	char *output_fields;  /* --output-fields, for the JSON records */
+	const char *conflict; /* an option -r cannot be used with */
+	char err[300];        /* the first bad option, for out_setup() */
+};
+
 struct output {
+	struct out_given given; /* the options, until out_setup() */
 	struct kmsg_fmt_opts fo;
 	struct kmsg_fmt *fmt;
 	char *esc;            /* out_verbatim()'s escaped text */
@@ -66,7 +92,14 @@ struct output {
 };
 
 /*
- * Checks and applies the options parsed with output_options: builds the
+ * Makes o empty and the one the output options are parsed into: call it
+ * before popt parses them, and out_free() at the end, whatever happened
+ * in between.
+ */
+void out_init(struct output *o);
+
+/*
+ * Checks and applies the options parsed into o with output_options: builds the
  * renderer and the filter, with the matches words gives (the arguments
  * left after the options, NULL-terminated; NULL for none) and read's
  * --list-values.  follow is nonzero for kmsg follow (never a pager).  On
@@ -89,7 +122,8 @@ int out_set_flag(struct output *o, unsigned flag);
  */
 int out_renew_fmt(struct output *o);
 
-/* Frees what out_setup() made; ends the pager if one runs. */
+/* Frees what out_init() and out_setup() made; ends the pager if one
+ * runs.  o is bound to the options no longer. */
 void out_free(struct output *o);
 
 /*

@@ -28,8 +28,9 @@ static struct {
 	char *joined[4];  /* sel_join_boot_arg()'s "--boot=-1" strings */
 } given;
 
-static void on_option(int val, const char *arg)
+static void on_option(void *state, int val, const char *arg)
 {
+	(void)state;  /* what it was given is its own: see given */
 	switch (val) {
 	case OPT_BOOT:
 		given.boot = 1;
@@ -47,7 +48,7 @@ static void on_option(int val, const char *arg)
 	}
 }
 
-static const struct cli_option_handler handler = { on_option };
+static const struct cli_option_handler handler = { on_option, NULL };
 
 const struct poptOption selection_options[] = {
 	CLI_OPTION_HANDLER(&handler),
