@@ -74,14 +74,12 @@ int cli_popt_error(poptContext con, const char *cmd, int rc)
 void cli_on_option(poptContext con, enum poptCallbackReason reason,
 		   const struct poptOption *opt, const char *arg, const void *data)
 {
+	const struct cli_option_handler *h = data;
+
 	(void)con;
 	/* popt calls a table's callback before and after the table too */
 	if (reason == POPT_CALLBACK_REASON_OPTION)
-	{
-		const struct cli_option_handler *h = data;
-
 		h->fn(h->state, opt->val, arg);
-	}
 }
 
 void cli_help(poptContext con)
