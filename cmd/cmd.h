@@ -8,6 +8,7 @@
 
 #include <kmsg/kmsg.h>
 
+#include <limits.h>
 #include <popt.h>
 #include <signal.h>
 #include <stdint.h>
@@ -148,22 +149,33 @@ int cli_write_all(int fd, const char *p, size_t n);
  */
 void cli_write_stop_on(volatile sig_atomic_t *flag);
 
-/*
- * A new file beside path, to take its place once complete (cli_replace()):
- * "<path>.tmp-XXXXXX", made exclusively, its owner's alone until then.
- * Its name goes in tmp (PATH_MAX bytes).  Returns the descriptor, or
- * -errno.
- */
-int cli_temp_beside(char *tmp, const char *path);
+/* A file being made to take another's place (cli_temp_beside()). */
+struct cli_temp {
+	int fd;
+	char name[PATH_MAX];  /* "" while it has none */
+};
 
 /*
- * Puts the complete file tmp (open as fd) in path's place: given the mode
- * of the file it replaces (dflt less the umask for a new one), synced,
- * renamed over path, and the directory synced, so that after a crash path
- * is the old file or the new one, whole.  Closes fd; on failure removes
- * tmp.  Returns 0 or -errno.
+ * A new file beside path, to take its place once complete (cli_replace()),
+ * its owner's alone until then.  Where the file system can (O_TMPFILE)
+ * it has no name until cli_replace() gives it one, so a command
+ * interrupted or killed half-way leaves nothing behind; elsewhere it is
+ * "<path>.tmp-XXXXXX", made exclusively, which cli_temp_drop() removes.
+ * Returns 0 with t->fd open, or -errno.
  */
-int cli_replace(int fd, const char *tmp, const char *path, mode_t dflt);
+int cli_temp_beside(struct cli_temp *t, const char *path);
+
+/* Gives the file up: closed, and removed if it has a name. */
+void cli_temp_drop(struct cli_temp *t);
+
+/*
+ * Puts the complete file t in path's place: given the mode of the file it
+ * replaces (dflt less the umask for a new one), synced, renamed over path
+ * (after a name beside it, for a file that has none yet), and the
+ * directory synced, so that after a crash path is the old file or the new
+ * one, whole.  Gives t up, on failure too.  Returns 0 or -errno.
+ */
+int cli_replace(struct cli_temp *t, const char *path, mode_t dflt);
 
 /*
  * Opens the log at path: for reading (flags 0) or writing.  With create

@@ -3,8 +3,9 @@
  * offline with kmsg read --file, kmsg stat --file, or gunzip.
  *
  * The dump goes to standard output (never to a terminal) or, with -o, to
- * a temporary file beside FILE that is renamed into place once complete,
- * so a failed dump never leaves a half file under the name asked for.
+ * a new file beside FILE that takes its place once complete
+ * (cli_temp_beside()), so a failed dump never leaves a half file under
+ * the name asked for.
  *
  * It compresses at zlib's level 1 unless told otherwise: on a log of short
  * records level 6 takes four times the CPU for a dump 6% smaller, and a
@@ -64,7 +65,7 @@ int cmd_dump(int argc, const char **argv)
 	poptContext con = poptGetContext("kmsg dump", argc, argv, dump_options, 0);
 	struct kmsg_log *log = NULL;
 	struct src src = { .fd = -1 };
-	char tmp[PATH_MAX];
+	struct cli_temp tmp = { .fd = -1 };
 	const char *path, *out_name = "standard output";
 	uint64_t records = 0;
 	int rc, fd = STDOUT_FILENO, have_tmp = 0, status = EXIT_FAIL;
@@ -102,11 +103,12 @@ int cmd_dump(int argc, const char **argv)
 
 	if (output_opt) {
 		out_name = output_opt;
-		fd = cli_temp_beside(tmp, output_opt);
-		if (fd < 0) {
-			cli_error(output_opt, "%s", strerror(-fd));
+		rc = cli_temp_beside(&tmp, output_opt);
+		if (rc < 0) {
+			cli_error(output_opt, "%s", strerror(-rc));
 			goto out;
 		}
+		fd = tmp.fd;
 		have_tmp = 1;
 	} else {
 		/* where a regular file on stdout starts, for -v's count */
@@ -132,7 +134,7 @@ int cmd_dump(int argc, const char **argv)
 	if (have_tmp) {
 		/* on disk under its own name before it takes FILE's */
 		end = lseek(fd, 0, SEEK_END);
-		rc = cli_replace(fd, tmp, output_opt, 0640);
+		rc = cli_replace(&tmp, output_opt, 0640);
 		fd = -1;
 		have_tmp = 0;
 		if (rc < 0) {
@@ -151,11 +153,8 @@ int cmd_dump(int argc, const char **argv)
 	}
 	status = EXIT_OK;
 out:
-	if (have_tmp) {
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
-	}
+	if (have_tmp)
+		cli_temp_drop(&tmp);
 	src_close(&src);
 	kmsg_log_close(log);
 	poptFreeContext(con);

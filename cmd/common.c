@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -304,17 +305,88 @@ int cli_write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int cli_temp_beside(char *tmp, const char *path)
+/* "<path>.tmp-XXXXXX" in t->name, the Xs random: 0 or -ENAMETOOLONG. */
+static int temp_name(struct cli_temp *t, const char *path)
 {
-	int fd;
+	static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+	unsigned char r[6];
+	char sfx[7];
 
-	if (snprintf(tmp, PATH_MAX, "%s.tmp-XXXXXX", path) >= PATH_MAX)
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+		uint64_t x = (uint64_t)cli_now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32);
+
+		memcpy(r, &x, sizeof(r));
+	}
+	for (size_t i = 0; i < sizeof(r); i++)
+		sfx[i] = digits[r[i] % 36];
+	sfx[6] = '\0';
+	if (snprintf(t->name, sizeof(t->name), "%s.tmp-%s", path, sfx) >= (int)sizeof(t->name))
 		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	return 0;
 }
 
-int cli_replace(int fd, const char *tmp, const char *path, mode_t dflt)
+int cli_temp_beside(struct cli_temp *t, const char *path)
+{
+	char dirbuf[PATH_MAX];
+	const char *dir = cli_dir_of(path, dirbuf, sizeof(dirbuf));
+
+	t->name[0] = '\0';
+	if (dir == NULL)
+		return -ENAMETOOLONG;
+	t->fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (t->fd >= 0)
+		return 0;
+	/* a file system without unnamed files (or an old kernel, which
+	 * takes O_TMPFILE for O_DIRECTORY): a named one */
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return -errno;
+	if (snprintf(t->name, sizeof(t->name), "%s.tmp-XXXXXX", path) >= (int)sizeof(t->name))
+		return -ENAMETOOLONG;
+	t->fd = mkostemp(t->name, O_CLOEXEC);
+	if (t->fd < 0) {
+		t->name[0] = '\0';
+		return -errno;
+	}
+	return 0;
+}
+
+void cli_temp_drop(struct cli_temp *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	if (t->name[0])
+		unlink(t->name);
+	t->name[0] = '\0';
+}
+
+/*
+ * Gives the unnamed file t a name beside path: through the descriptor
+ * (which needs CAP_DAC_READ_SEARCH), else through /proc.  0 or -errno.
+ */
+static int name_temp(struct cli_temp *t, const char *path)
+{
+	char proc[64];
+	int err = 0;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", t->fd);
+	for (int tries = 0; tries < 100; tries++) {
+		err = temp_name(t, path);
+		if (err < 0)
+			break;
+		if (linkat(t->fd, "", AT_FDCWD, t->name, AT_EMPTY_PATH) == 0 ||
+		    (errno != EEXIST &&
+		     linkat(AT_FDCWD, proc, AT_FDCWD, t->name, AT_SYMLINK_FOLLOW) == 0))
+			return 0;
+		err = -errno;
+		if (err != -EEXIST)
+			break;
+	}
+	t->name[0] = '\0';
+	return err;
+}
+
+int cli_replace(struct cli_temp *t, const char *path, mode_t dflt)
 {
 	char dirbuf[PATH_MAX];
 	const char *dir = cli_dir_of(path, dirbuf, sizeof(dirbuf));
@@ -322,9 +394,9 @@ int cli_replace(int fd, const char *tmp, const char *path, mode_t dflt)
 	mode_t mode;
 	int dfd, err = 0;
 
-	/* mkostemp() made it 0600: the old file's mode, or a new one's (a
-	 * symbolic link is replaced, not followed: its target's mode is
-	 * not the new file's business) */
+	/* made 0600: the old file's mode, or a new one's (a symbolic link
+	 * is replaced, not followed: its target's mode is not the new
+	 * file's business) */
 	if (lstat(path, &old) == 0 && S_ISREG(old.st_mode)) {
 		mode = old.st_mode & 07777;
 	} else {
@@ -332,16 +404,21 @@ int cli_replace(int fd, const char *tmp, const char *path, mode_t dflt)
 		umask(mode);
 		mode = dflt & ~mode;
 	}
-	if (fchmod(fd, mode) < 0 || fsync(fd) < 0)
-		err = -errno;
-	if (close(fd) < 0 && err == 0)
+	if (fchmod(t->fd, mode) < 0 || fsync(t->fd) < 0)
 		err = -errno;
 	if (err == 0 && dir == NULL)
 		err = -ENAMETOOLONG;
-	if (err == 0 && rename(tmp, path) < 0)
+	if (err == 0 && !t->name[0])
+		err = name_temp(t, path);
+	if (err == 0 && rename(t->name, path) < 0)
 		err = -errno;
+	if (err == 0)
+		t->name[0] = '\0';  /* path's now */
+	if (close(t->fd) < 0 && err == 0)
+		err = -errno;
+	t->fd = -1;
 	if (err) {
-		unlink(tmp);
+		cli_temp_drop(t);
 		return err;
 	}
 	/* the rename itself must reach the disk too */

@@ -262,18 +262,18 @@ static int read_cursor_file(struct kmsg_position *pos, const char *file)
  */
 static int probe_dir(const char *file)
 {
-	char tmp[PATH_MAX], dirbuf[PATH_MAX];
+	char dirbuf[PATH_MAX];
 	const char *dir = cli_dir_of(file, dirbuf, sizeof(dirbuf));
-	int fd = cli_temp_beside(tmp, file);
+	struct cli_temp t;
+	int err = cli_temp_beside(&t, file);
 
-	if (fd >= 0) {
-		close(fd);
-		unlink(tmp);
+	if (err == 0) {
+		cli_temp_drop(&t);
 		return 0;
 	}
 	cli_error(file, "cannot keep the cursor file: no file can be made in %s (%s), "
 		  "and the cursor is replaced through one: give a --cursor-file in a "
-		  "directory you may write", dir ? dir : "its directory", strerror(-fd));
+		  "directory you may write", dir ? dir : "its directory", strerror(-err));
 	return -1;
 }
 
@@ -384,18 +384,17 @@ void cur_log(struct cursor *c, const uint8_t ring_id[16])
  */
 static int write_atomic(const char *file, const char *text)
 {
-	char tmp[PATH_MAX];
-	int fd = cli_temp_beside(tmp, file), err;
+	struct cli_temp t;
+	int err = cli_temp_beside(&t, file);
 
-	if (fd < 0)
-		return fd;
-	err = cli_write_all(fd, text, strlen(text));
+	if (err < 0)
+		return err;
+	err = cli_write_all(t.fd, text, strlen(text));
 	if (err < 0) {
-		close(fd);
-		unlink(tmp);
+		cli_temp_drop(&t);
 		return err;
 	}
-	return cli_replace(fd, tmp, file, 0666);
+	return cli_replace(&t, file, 0666);
 }
 
 /* How often a follower writes its cursor file, at most. */
