@@ -3,9 +3,9 @@
  * offline with kmsg read --file, kmsg stat --file, or gunzip.
  *
  * The dump goes to standard output (never to a terminal) or, with -o, to
- * a new file beside FILE that takes its place once complete
- * (cli_temp_beside()), so a failed dump never leaves a half file under
- * the name asked for.
+ * a new file beside FILE that takes its place once complete, so a failed
+ * dump never leaves a half file under the name asked for (a device or a
+ * FIFO is written into instead, as standard output is).
  *
  * It compresses at zlib's level 1 unless told otherwise: on a log of short
  * records level 6 takes four times the CPU for a dump 6% smaller, and a
@@ -60,6 +60,60 @@ static void report_dump_error(const char *log_path, const char *out_name, int r)
 	}
 }
 
+/* Whether st (the file -o names) is the log being dumped, from path
+ * through s: its dump would take the log's place. */
+static int is_the_log(const struct stat *st, const char *path, const struct src *s)
+{
+	struct stat in;
+
+	if (s->fd >= 0 && !s->stream ? fstat(s->fd, &in) != 0 :
+	    strcmp(path, "-") == 0 || stat(path, &in) != 0)
+		return 0;
+	return st->st_dev == in.st_dev && st->st_ino == in.st_ino;
+}
+
+/*
+ * Opens -o's file: a device, a FIFO or a link to one (/dev/stdout) is
+ * written into as standard output is (replacing it would put a plain
+ * file in its place, in /dev as root); anything else gets a new file
+ * that takes its place once complete (cli_temp_beside()), unless it is
+ * the log itself.  Returns the descriptor (*tmp set for a new file), or
+ * -1 after saying why not.
+ */
+static int open_output(struct cli_temp *tmp, int *have_tmp, const char *name,
+		       const char *path, const struct src *s)
+{
+	struct stat st;
+	int fd, rc, exists = stat(name, &st) == 0;
+
+	if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		fd = open(name, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0) {
+			cli_error(name, "%s", strerror(errno));
+			return -1;
+		}
+		if (isatty(fd)) {
+			close(fd);
+			cli_error(name, "is a terminal; refusing to write a binary dump to "
+				  "it: use -o FILE or a pipe");
+			return -1;
+		}
+		return fd;
+	}
+	if (exists && S_ISREG(st.st_mode) && is_the_log(&st, path, s)) {
+		cli_error(name, "is the log being dumped: the dump would take its place "
+			  "and its records would be lost; give -o another file");
+		return -1;
+	}
+	rc = cli_temp_beside(tmp, name);
+	if (rc < 0) {
+		cli_error(name, "%s", strerror(-rc));
+		return -1;
+	}
+	*have_tmp = 1;
+	return tmp->fd;
+}
+
 int cmd_dump(int argc, const char **argv)
 {
 	poptContext con = poptGetContext("kmsg dump", argc, argv, dump_options, 0);
@@ -80,7 +134,12 @@ int cmd_dump(int argc, const char **argv)
 					 level);
 		goto out;
 	}
-	if (output_opt && (!*output_opt || !strcmp(output_opt, "-")))
+	if (output_opt && !*output_opt) {
+		status = cli_usage_error("dump", "--output", "an empty path: give a file, "
+					 "or - for standard output");
+		goto out;
+	}
+	if (output_opt && !strcmp(output_opt, "-"))
 		output_opt = NULL;
 	if (!output_opt && cli_need_stdout() != 0)
 		goto out;
@@ -103,13 +162,9 @@ int cmd_dump(int argc, const char **argv)
 
 	if (output_opt) {
 		out_name = output_opt;
-		rc = cli_temp_beside(&tmp, output_opt);
-		if (rc < 0) {
-			cli_error(output_opt, "%s", strerror(-rc));
+		fd = open_output(&tmp, &have_tmp, output_opt, path, &src);
+		if (fd < 0)
 			goto out;
-		}
-		fd = tmp.fd;
-		have_tmp = 1;
 	} else {
 		/* where a regular file on stdout starts, for -v's count */
 		start = lseek(fd, 0, SEEK_CUR);
@@ -135,7 +190,7 @@ int cmd_dump(int argc, const char **argv)
 		/* on disk under its own name before it takes FILE's */
 		end = lseek(fd, 0, SEEK_END);
 		rc = cli_replace(&tmp, output_opt, 0640);
-		fd = -1;
+		fd = STDOUT_FILENO;
 		have_tmp = 0;
 		if (rc < 0) {
 			cli_error(out_name, "%s", strerror(-rc));
@@ -143,6 +198,14 @@ int cmd_dump(int argc, const char **argv)
 		}
 	} else {
 		end = start >= 0 ? lseek(fd, 0, SEEK_CUR) : -1;
+		if (fd != STDOUT_FILENO) {
+			rc = close(fd);
+			fd = STDOUT_FILENO;
+			if (rc < 0) {
+				cli_error(out_name, "%s", strerror(errno));
+				goto out;
+			}
+		}
 	}
 	if (verbose) {
 		if (end >= 0)
@@ -155,6 +218,8 @@ int cmd_dump(int argc, const char **argv)
 out:
 	if (have_tmp)
 		cli_temp_drop(&tmp);
+	else if (fd != STDOUT_FILENO)
+		close(fd);
 	src_close(&src);
 	kmsg_log_close(log);
 	poptFreeContext(con);

@@ -28,13 +28,61 @@ expect_file_eq "$T/want" "$T/got"
 case_ "-o: mode 0640 less the umask, no temporary file left"
 expect_eq "640" "$(umask 022; "$KMSG" dump -F "$L" -o "$T/m.gz"; stat -c %a "$T/m.gz")"
 expect_eq "600" "$(umask 077; "$KMSG" dump -F "$L" -o "$T/n.gz"; stat -c %a "$T/n.gz")"
-expect_eq "" "$(ls "$T" | grep part)" "temporary files"
+expect_eq "" "$(ls "$T" | grep tmp-)" "temporary files"
 
 case_ "-o replaces an existing file"
 echo old >"$T/old.gz"
 expect_status 0 "$KMSG" dump -F "$L" -o "$T/old.gz"
 "$KMSG" read -F "$T/old.gz" -r >"$T/got"
 expect_file_eq "$T/want" "$T/got"
+
+case_ "-o naming the log itself, or a link to it, is refused and the log kept"
+cp "$L" "$T/self.k"
+ln "$T/self.k" "$T/self-hard.k"
+ln -s self.k "$T/self-sym.k"
+for o in "$T/self.k" "$T/self-hard.k" "$T/self-sym.k"; do
+	expect_status 1 "$KMSG" dump -F "$T/self.k" -o "$o"
+	expect_grep "is the log being dumped" "$T/err"
+done
+"$KMSG" read -F "$T/self.k" -r >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+
+case_ "-o onto a FIFO, or a link to one, writes into it and leaves it in place"
+mkfifo "$T/fifo"
+ln -s fifo "$T/fifo-link"
+for o in "$T/fifo" "$T/fifo-link"; do
+	timeout 20 cat "$T/fifo" >"$T/from-fifo" &
+	expect_status 0 "$KMSG" dump -F "$L" -o "$o"
+	wait
+	"$KMSG" read -F "$T/from-fifo" -r >"$T/got"
+	expect_file_eq "$T/want" "$T/got"
+done
+expect_eq "fifo symbolic link" "$(stat -c %F "$T/fifo" "$T/fifo-link" | tr '\n' ' ' |
+	sed 's/ $//')" "the FIFO and its link"
+
+case_ "-o '' is an error, not standard output"
+expect_status 2 "$KMSG" dump -F "$L" -o ''
+expect_grep "an empty path" "$T/err"
+expect_eq "" "$(cat "$T/out")" "standard output"
+
+case_ "a dump interrupted or killed half-way leaves no file behind"
+seq -f 'a longer line, to fill a larger log with, number %g' 1 400000 |
+	"$KMSG" emit -F "$T/big.k" --log-size 32M || fail "kmsg emit of the large log"
+mkdir "$T/k"
+for sig in INT TERM KILL; do
+	# (a command run with & in a script ignores SIGINT unless told)
+	env --default-signal=INT "$KMSG" dump -F "$T/big.k" -o "$T/k/big.gz" --level 9 &
+	pid=$!
+	# until it has its new file open (unnamed, or big.gz.tmp-XXXXXX)
+	for _ in $(seq 1000); do
+		ls -l "/proc/$pid/fd" 2>/dev/null | grep -q -- "$T/k/" && break
+		sleep 0.01
+	done
+	kill -"$sig" "$pid"
+	wait "$pid"
+	expect_eq "" "$(ls -A "$T/k")" "files left by a dump stopped by SIG$sig"
+	rm -f "$T/k/"*
+done
 
 case_ "to a pipe"
 "$KMSG" dump -F "$L" | cat >"$T/p.gz"
@@ -81,7 +129,7 @@ case_ "a missing log"
 expect_status 1 "$KMSG" dump -F "$T/nonexistent" -o "$T/x.gz"
 expect_grep "^kmsg: $T/nonexistent: no such log" "$T/err"
 [ -e "$T/x.gz" ] && fail "a failed dump left its output"
-expect_eq "" "$(ls "$T" | grep part)" "temporary files"
+expect_eq "" "$(ls "$T" | grep tmp-)" "temporary files"
 
 case_ "a dump through a pipe reads back (kmsg read -F -, kmsg stat -F -)"
 "$KMSG" dump -F "$L" | "$KMSG" read -F - -r >"$T/got"
