@@ -484,6 +484,10 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 
 	if (a->err[0])
 		return cli_usage_error(cmd, NULL, "%s", a->err);
+	/* journalctl's rule: no record could be in between */
+	if (a->have_since && a->have_until && a->since > a->until)
+		return cli_usage_error(cmd, "--until", "is before --since: no record is "
+				       "both; give the earlier time to --since");
 	if (a->raw && a->output == KMSG_OUT_SHORT && a->conflict)
 		return cli_usage_error(cmd, "--raw", "cannot be used with %s", a->conflict);
 

@@ -478,6 +478,11 @@ case_ "--since '1 hour ago'"
 expect_eq "before|after" "$("$KMSG" read -F "$S" -t --since '1 hour ago' | paste -sd'|')"
 case_ "--until -1h"
 expect_eq "" "$("$KMSG" read -F "$S" --until -1h)"
+case_ "--until before --since is an error, as in journalctl"
+expect_status 2 "$KMSG" read -F "$S" --since now --until yesterday
+expect_grep "is before --since" "$T/err"
+expect_status 2 "$KMSG" follow -F "$S" --since -1min --until -2min
+expect_grep "is before --since" "$T/err"
 case_ "--since yesterday --until now"
 expect_eq "before|after" "$("$KMSG" read -F "$S" -t --since yesterday --until now | paste -sd'|')"
 case_ "--since tomorrow"
