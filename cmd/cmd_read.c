@@ -408,6 +408,11 @@ int cmd_read(int argc, const char **argv)
 					 "used together");
 		goto out;
 	}
+	if (kmsg_file_opt && !*kmsg_file_opt) {
+		status = cli_usage_error("read", "--kmsg-file", "an empty path: give a file, "
+					 "or - for standard input");
+		goto out;
+	}
 	if (kmsg_file_opt && (file_opt || read_clear || clear_only)) {
 		status = cli_usage_error("read", "--kmsg-file", "cannot be used with %s",
 					 file_opt ? "--file" : read_clear ? "--read-clear" :

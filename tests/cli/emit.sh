@@ -480,6 +480,8 @@ expect_status 2 "$KMSG" emit -F "$T/new/c.log" --max-text 70000 x
 case_ "an empty --file and a directory that cannot be made are clear errors"
 expect_status 1 "$KMSG" emit -F '' x
 expect_grep "empty path" "$T/err"
+expect_status 2 "$KMSG" emit -f ''
+expect_grep "^kmsg: --input: an empty path" "$T/err"
 # a directory one may enter but not write to, as /var/log for a user
 mkdir -p "$T/ro"
 chmod 755 "$T" "$T/ro"

@@ -57,6 +57,10 @@ else
 	echo "kmsgfile: no root, unshare or dmesg: the live check with dmesg skipped" >&2
 fi
 
+case_ "an empty --kmsg-file is a usage error"
+expect_status 2 "$KMSG" read -K ''
+expect_grep "^kmsg: --kmsg-file: an empty path" "$T/err"
+
 case_ "the records of a file, one after the other, and standard input"
 for c in $CASES; do cat "$T/k/$c"; done >"$T/all"
 "$KMSG" read -K "$T/all" -x >"$T/got"
