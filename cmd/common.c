@@ -21,13 +21,50 @@
 #include <unistd.h>
 
 /* "kmsg: <what>: <why>" without its newline; what came before on stdout first. */
+/*
+ * Writes s to stderr with what a terminal would act on (controls, C1 and
+ * bidi controls, bytes that are not UTF-8: an escape sequence in a file
+ * name or an argument) as \xNN, as the short output escapes a record's
+ * text; tabs and newlines stay.
+ */
+static void put_escaped(const char *s)
+{
+	size_t len = strlen(s), need = KMSG_TEXT_ESCAPE_SIZE(len);
+	char small[1024], *buf = need <= sizeof(small) ? small : malloc(need);
+	int n = buf ? kmsg_text_escape(buf, need, s, len, 0) : -1;
+
+	if (n >= 0) {
+		fwrite(buf, 1, (size_t)n, stderr);
+	} else {
+		/* no memory: the C0 controls at least */
+		for (; *s; s++) {
+			unsigned char c = (unsigned char)*s;
+
+			if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f)
+				fprintf(stderr, "\\x%02x", c);
+			else
+				fputc(c, stderr);
+		}
+	}
+	if (buf != small)
+		free(buf);
+}
+
 static void verror(const char *what, const char *fmt, va_list ap)
 {
+	char *msg = NULL;
+
 	fflush(stdout);
 	fputs("kmsg: ", stderr);
-	if (what)
-		fprintf(stderr, "%s: ", what);
-	vfprintf(stderr, fmt, ap);
+	if (what) {
+		put_escaped(what);
+		fputs(": ", stderr);
+	}
+	if (vasprintf(&msg, fmt, ap) < 0)
+		fputs("(out of memory)", stderr);
+	else
+		put_escaped(msg);
+	free(msg);
 }
 
 int cli_error(const char *what, const char *fmt, ...)

@@ -155,4 +155,13 @@ case_ "--noescape is the one way to pass bytes through"
 on_tty "$KMSG read -F $B -t --noescape"
 if LC_ALL=C grep -q -P '\x1b' "$T/tty"; then ok; else fail "--noescape escaped ESC"; fi
 
+case_ "a file name or an argument reaches an error message escaped"
+expect_status 1 "$KMSG" stat -F "$T/x"$'\e[2J\xc2\x9b'"y"
+expect_grep 'x\\x1b\[2J\\xc2\\x9by: no such log' "$T/err"
+expect_status 2 "$KMSG" read --color=$'\e]0;owned\a'
+expect_grep '--color \\x1b\]0;owned\\x07: not one of' "$T/err"
+if LC_ALL=C grep -q -P '[\x00-\x08\x0b-\x1f\x7f]' "$T/err"; then
+	fail "a control byte reached stderr"
+else ok; fi
+
 finish
