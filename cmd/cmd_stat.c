@@ -197,8 +197,10 @@ int cmd_stat(int argc, const char **argv)
 		rc = kmsg_dump_stat_fd(&st, src.fd, src.head + src.head_pos,
 				       src.head_len - src.head_pos);
 		if (rc < 0) {
-			cli_error(src.name, "%s", rc == KMSG_ECORRUPT ?
-				  "damaged or incomplete dump" : kmsg_strerror(rc));
+			if (rc == KMSG_ECORRUPT)
+				src_dump_damaged(src.name);
+			else
+				cli_lib_error(src.name, rc);
 			goto out;
 		}
 		rc = print_stat(src.name, 1, &st, &cut);

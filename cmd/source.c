@@ -289,11 +289,18 @@ void src_close(struct src *s)
 	s->fd = -1;
 }
 
+void src_dump_damaged(const char *name)
+{
+	cli_error(name, "damaged or incomplete dump; to read the records before the "
+		  "damage, gunzip -c it into a file (gunzip writes what it can before it "
+		  "stops) and kmsg read -F that file");
+}
+
 /* Words a libkmsg error about a dump or a log copied from a pipe. */
 static void src_lib_error(const struct src *s, int rc)
 {
 	if (rc == KMSG_ECORRUPT && s->kind == SRC_DUMP)
-		cli_error(s->name, "damaged or incomplete dump");
+		src_dump_damaged(s->name);
 	else if (rc == KMSG_ECORRUPT)
 		cli_error(s->name, "a damaged log, or one cut short (its header "
 			  "claims more bytes than arrived)");

@@ -119,6 +119,10 @@ enum {
  */
 int src_open_for(struct src *s, const char *path, unsigned takes);
 
+/* Says that the dump name is damaged or cut short, and how the records
+ * before the damage can still be read. */
+void src_dump_damaged(const char *name);
+
 /* Closes the input (standard input too).  Safe to call twice. */
 void src_close(struct src *s);
 

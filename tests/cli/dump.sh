@@ -191,6 +191,14 @@ case_ "damaged and cut-short dumps are refused by read and stat"
 head -c 100 "$T/a.gz" >"$T/cut.gz"
 expect_status 1 "$KMSG" read -F "$T/cut.gz"
 expect_status 1 "$KMSG" stat -F "$T/cut.gz"
-expect_grep "^kmsg: $T/cut.gz: " "$T/err"
+expect_grep "^kmsg: $T/cut.gz: damaged or incomplete dump" "$T/err"
+
+case_ "the records of a dump cut short are read as its error says: gunzip -c, read -F"
+head -c $(($(stat -c %s "$T/a.gz") - 1)) "$T/a.gz" >"$T/cut1.gz"
+expect_status 1 "$KMSG" read -F "$T/cut1.gz"
+expect_grep "gunzip -c it into a file" "$T/err"
+gunzip -c "$T/cut1.gz" >"$T/cut1.log" 2>/dev/null
+"$KMSG" read -F "$T/cut1.log" -r >"$T/got" 2>/dev/null
+expect_file_eq "$T/want" "$T/got"
 
 finish

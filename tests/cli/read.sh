@@ -706,7 +706,8 @@ if "$KMSG" dump -F "$L" >"$T/dump.gz" 2>/dev/null && [ -s "$T/dump.gz" ]; then
 	case_ "a dump cut short on a pipe is refused"
 	head -c 300 "$T/dump.gz" | "$KMSG" read -F - >"$T/got" 2>"$T/err"
 	expect_eq 1 "${PIPESTATUS[1]}" "read's status"
-	expect_eq "kmsg: standard input: damaged or incomplete dump" "$(cat "$T/err")"
+	expect_grep "^kmsg: standard input: damaged or incomplete dump; to read the records" \
+		"$T/err"
 	expect_eq "" "$(cat "$T/got")" "output"
 fi
 
