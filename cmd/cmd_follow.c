@@ -725,17 +725,11 @@ static int stopped_fail(struct output *o, int rc)
 
 static int parse_lines(int *all, uint64_t *n, const char *s)
 {
-	char *end;
-
 	if (!strcmp(s, "all") || !strcmp(s, "+0")) {
 		*all = 1;
 		return 0;
 	}
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*n = strtoull(s, &end, 10);
-	return errno || *end ? -1 : 0;
+	return cli_parse_u64(n, s, strlen(s), UINT64_MAX);
 }
 
 int cmd_follow(int argc, const char **argv)
@@ -755,9 +749,11 @@ int cmd_follow(int argc, const char **argv)
 	if (status != 0)
 		goto out;
 	status = EXIT_FAIL;
-	if (lines_opt && parse_lines(&all, &n, lines_opt) < 0) {
-		status = cli_usage_error("follow", "--lines", "'%s' is not a number or 'all'",
-					 lines_opt);
+	if (lines_opt && (rc = parse_lines(&all, &n, lines_opt)) < 0) {
+		/* as read words it */
+		status = cli_usage_error("follow", "--lines", rc == -ERANGE ?
+					 "'%s' is more than any log holds: -n all for every "
+					 "record" : "'%s' is not a number or 'all'", lines_opt);
 		goto out;
 	}
 	status = cur_setup(&cur, "follow");

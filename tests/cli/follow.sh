@@ -443,6 +443,9 @@ printf '<6>[    1.000000] text\n' >"$T/text.txt"
 expect_status 1 "$KMSG" follow -F "$T/text.txt"
 expect_grep "not a live log" "$T/err"
 expect_status 2 "$KMSG" follow -F "$L" -n many
+expect_grep "'many' is not a number or 'all'" "$T/err"
+expect_status 2 "$KMSG" follow -F "$L" -n 99999999999999999999
+expect_grep "is more than any log holds" "$T/err"
 expect_status 2 "$KMSG" follow -F "$L" extra
 expect_status 2 "$KMSG" follow -F "$L" -l nonsense
 
