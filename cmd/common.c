@@ -20,7 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* "kmsg: <what>: <why>" without its newline; what came before on stdout first. */
 /*
  * Writes s to stderr with what a terminal would act on (controls, C1 and
  * bidi controls, bytes that are not UTF-8: an escape sequence in a file
@@ -29,27 +28,27 @@
  */
 static void put_escaped(const char *s)
 {
-	size_t len = strlen(s), need = KMSG_TEXT_ESCAPE_SIZE(len);
-	char small[1024], *buf = need <= sizeof(small) ? small : malloc(need);
-	int n = buf ? kmsg_text_escape(buf, need, s, len, 0) : -1;
+	char buf[KMSG_TEXT_ESCAPE_SIZE(256)];
+	size_t len = strlen(s);
 
-	if (n >= 0) {
-		fwrite(buf, 1, (size_t)n, stderr);
-	} else {
-		/* no memory: the C0 controls at least */
-		for (; *s; s++) {
-			unsigned char c = (unsigned char)*s;
+	/* in pieces, so that no message needs memory to be said */
+	while (len) {
+		size_t n = len < 256 ? len : 256;
+		int w;
 
-			if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f)
-				fprintf(stderr, "\\x%02x", c);
-			else
-				fputc(c, stderr);
-		}
+		/* not inside a UTF-8 sequence, which would come out escaped */
+		for (int k = 0; k < 3 && n < len && n > 1 &&
+		     ((unsigned char)s[n] & 0xc0) == 0x80; k++)
+			n--;
+		w = kmsg_text_escape(buf, sizeof(buf), s, n, 0);
+		if (w > 0)
+			fwrite(buf, 1, (size_t)w, stderr);
+		s += n;
+		len -= n;
 	}
-	if (buf != small)
-		free(buf);
 }
 
+/* "kmsg: <what>: <why>" without its newline; what came before on stdout first. */
 static void verror(const char *what, const char *fmt, va_list ap)
 {
 	char *msg = NULL;
