@@ -109,6 +109,12 @@ int cli_parse_options(poptContext con, const char *cmd);
  */
 int cli_parse_log_options(poptContext con, const char *cmd, const char *const *file_opt,
 			  const char **path);
+/*
+ * For an option that names a file, or "-" for standard input or output
+ * (std: "input", "output"): EXIT_USAGE after saying so if path is empty,
+ * else 0.
+ */
+int cli_path_given(const char *cmd, const char *opt, const char *path, const char *std);
 
 /*
  * The same for a subcommand that takes arguments: stores them in *args

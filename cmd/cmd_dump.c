@@ -134,9 +134,8 @@ int cmd_dump(int argc, const char **argv)
 					 level);
 		goto out;
 	}
-	if (output_opt && !*output_opt) {
-		status = cli_usage_error("dump", "--output", "an empty path: give a file, "
-					 "or - for standard output");
+	if (output_opt && cli_path_given("dump", "--output", output_opt, "output") != 0) {
+		status = EXIT_USAGE;
 		goto out;
 	}
 	if (output_opt && !strcmp(output_opt, "-"))

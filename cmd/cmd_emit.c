@@ -921,11 +921,8 @@ int cmd_emit(int argc, const char **argv)
 						       "emit")) != 0)
 		goto out;
 	status = EXIT_USAGE;
-	if (o.input && !*o.input) {
-		status = cli_usage_error("emit", "--input", "an empty path: give a file, or "
-					 "- for standard input");
+	if (o.input && cli_path_given("emit", "--input", o.input, "input") != 0)
 		goto out;
-	}
 	if (o.input && args) {
 		status = cli_usage_error("emit", NULL, "a message and --input FILE exclude "
 					 "each other");

@@ -408,9 +408,9 @@ int cmd_read(int argc, const char **argv)
 					 "used together");
 		goto out;
 	}
-	if (kmsg_file_opt && !*kmsg_file_opt) {
-		status = cli_usage_error("read", "--kmsg-file", "an empty path: give a file, "
-					 "or - for standard input");
+	if (kmsg_file_opt &&
+	    cli_path_given("read", "--kmsg-file", kmsg_file_opt, "input") != 0) {
+		status = EXIT_USAGE;
 		goto out;
 	}
 	if (kmsg_file_opt && (file_opt || read_clear || clear_only)) {

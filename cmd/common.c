@@ -159,6 +159,14 @@ int cli_parse_log_options(poptContext con, const char *cmd, const char *const *f
 	return *path ? 0 : EXIT_FAIL;
 }
 
+int cli_path_given(const char *cmd, const char *opt, const char *path, const char *std)
+{
+	if (*path)
+		return 0;
+	return cli_usage_error(cmd, opt, "an empty path: give a file, or - for standard %s",
+			       std);
+}
+
 const char *cli_log_path(const char *file_opt)
 {
 	static char buf[PATH_MAX];
