@@ -21,6 +21,9 @@ const char *kmsg_strerror(int code)
 	case KMSG_ECHANGED:  return "the log file changed under the reader (written over with another log, or restored to its size after it was cut short): open it again";
 	case KMSG_ETOOBIG:   return "log larger than this build of kmsg can map (a 32-bit build maps less than 4 GiB): read it with a 64-bit kmsg, or make the log smaller";
 	case KMSG_EOTHERLOG: return "the position is of another log (its ring id differs)";
+	case KMSG_EEMPTY:    return "the file is empty: a log not yet made, or one emptied in place (as logrotate's copytruncate does)";
+	case KMSG_ESHORTHDR: return "the file ends inside a log's header: a log cut short before its first record";
+	case KMSG_ESHAREDFS: return "the log is on a network or FUSE file system, where writers on other machines would each map their own copy and overwrite each other's records";
 	case KMSG_EOLDWRITER: return "the log is in an older format that an older kmsg has open for writing; it is upgraded once that writer has closed it (reading works meanwhile)";
 	}
 	if (code < 0 && code > -4096)

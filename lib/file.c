@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -444,10 +445,16 @@ int kmsg__file_read_static(int fd, struct kmsg_static *h, uint64_t *size)
 	if (!S_ISREG(st.st_mode))
 		return KMSG_ENOTLOG;
 	*size = (uint64_t)st.st_size;
+	if (*size == 0)
+		return KMSG_EEMPTY;
 	if (*size < HDR_STATIC) {
+		/* A log cut inside its header: at least half its magic, and
+		 * nothing that is not the magic, is no text of anyone's. */
 		char m[8];
-		return pread(fd, m, 8, 0) == 8 && !memcmp(m, KMSG_LOG_MAGIC, 8)
-			? KMSG_ECORRUPT : KMSG_ENOTLOG;
+		ssize_t n = pread(fd, m, 8, 0);
+
+		return n >= 4 && !memcmp(m, KMSG_LOG_MAGIC, (size_t)n) ? KMSG_ESHORTHDR
+								       : KMSG_ENOTLOG;
 	}
 	if (pread(fd, h, HDR_STATIC, 0) != HDR_STATIC)
 		return -EIO;
@@ -767,7 +774,7 @@ static void init_new(struct kmsg_static *s, struct kmsg_dyn *d, struct kmsg_aux 
  * place.  *fd is open on it, tmp its name for link().
  */
 static int build_new(int *fd, char *tmp, size_t tmpsz, const char *path,
-		     const struct kmsg_create_opts *o)
+		     const struct kmsg_create_opts *o, unsigned flags)
 {
 	struct {
 		struct kmsg_static s;
@@ -781,6 +788,11 @@ static int build_new(int *fd, char *tmp, size_t tmpsz, const char *path,
 	r = open_new(fd, tmp, tmpsz, path, o->mode);
 	if (r < 0)
 		goto out;
+	/* refused before it takes room, as an existing log would be */
+	if (!(flags & KMSG_OPEN_ONE_HOST) && kmsg__shared_fs(*fd)) {
+		r = KMSG_ESHAREDFS;
+		goto fail;
+	}
 	r = posix_fallocate(*fd, 0, (off_t)o->size);
 	if (r) {
 		r = -r;
@@ -804,13 +816,14 @@ out:
 	return r;
 }
 
-int kmsg__file_create(int *fd, const char *path, const struct kmsg_create_opts *o)
+int kmsg__file_create(int *fd, const char *path, const struct kmsg_create_opts *o,
+		      unsigned flags)
 {
 	char tmp[4096];
 	int r;
 
 	remove_stale_new(path);
-	r = build_new(fd, tmp, sizeof(tmp), path, o);
+	r = build_new(fd, tmp, sizeof(tmp), path, o, flags);
 	if (r < 0)
 		return r;
 	/* link() fails if another creator won the race: use theirs.  For
@@ -824,4 +837,163 @@ int kmsg__file_create(int *fd, const char *path, const struct kmsg_create_opts *
 	close(*fd);
 	unlink_new(tmp);
 	return r;
+}
+
+/* ---- MAKING IN PLACE --------------------------------------------------- */
+
+/*
+ * MAKING IN PLACE
+ *
+ * An empty file at a log's path is a log not yet made: logrotate's
+ * copytruncate empties the log in place, its create mode puts an empty
+ * file with the operator's owner and mode where the log was, and an
+ * operator may make one by hand to choose them.  The first writer makes
+ * the log in that file, keeping its inode, owner and mode.
+ *
+ * Unlike a new file (CREATE), this one is seen by others while it is
+ * made.  The maker holds an OFD write lock on byte LOCK_CREATING of the
+ * file from before its first byte is written until the log is whole and
+ * synced; it writes the auxiliary area and the backup header first and
+ * the primary header last.  Anyone who opens the file meanwhile sees it
+ * empty, or without a valid header, or with only the backup's: every
+ * opener whose look at the header is not clean (kmsg__file_wait_maker())
+ * first waits for a maker to finish, then looks again.  So no writer
+ * repairs, and no reader rebuilds, a log that is still being made, and of
+ * two writers racing on an empty file one makes it and the other finds
+ * it made.  Only a writer's open can hold a write lock, so a process with
+ * read permission cannot pass for a maker; one holding a read lock on
+ * the byte can delay a maker, which then gives up with KMSG_EBUSY after
+ * MAKER_WAIT_NS and writes nothing.
+ */
+
+/* How long a maker waits for the lock, and an opener for a maker: making
+ * is a few writes and an fsync, but a loaded machine or a slow disk can
+ * stretch the sync. */
+#define MAKER_WAIT_NS (INT64_C(5) * 1000 * 1000 * 1000)
+
+int kmsg__file_wait_maker(int fd)
+{
+	int64_t start = kmsg__clock_ns(CLOCK_MONOTONIC);
+
+	for (;;) {
+		struct flock fl;
+
+		if (kmsg__ofd_lock(fd, F_OFD_GETLK, F_WRLCK, LOCK_CREATING, 1, &fl) < 0 ||
+		    fl.l_type != F_WRLCK)
+			return 0;
+		if (kmsg__clock_ns(CLOCK_MONOTONIC) - start > MAKER_WAIT_NS)
+			return KMSG_EBUSY;
+		kmsg__nap(1000 * 1000);
+	}
+}
+
+int kmsg__file_make_in(int fd, const struct kmsg_create_opts *o)
+{
+	int64_t start = kmsg__clock_ns(CLOCK_MONOTONIC);
+	struct {
+		struct kmsg_static s;
+		struct kmsg_dyn d;
+	} hdr;
+	struct kmsg_aux *aux;
+	struct stat st;
+	int r;
+
+	while (kmsg__ofd_lock(fd, F_OFD_SETLK, F_WRLCK, LOCK_CREATING, 1, NULL) < 0) {
+		if (errno != EAGAIN && errno != EACCES)
+			return -errno;
+		if (kmsg__clock_ns(CLOCK_MONOTONIC) - start > MAKER_WAIT_NS)
+			return KMSG_EBUSY;
+		kmsg__nap(1000 * 1000);
+	}
+	aux = calloc(1, sizeof(*aux));
+	if (!aux) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* Another maker may have made it while this one waited. */
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (st.st_size != 0) {
+		r = 0;
+		goto out;
+	}
+	r = posix_fallocate(fd, 0, (off_t)o->size);
+	if (r) {
+		r = -r;
+		/* nothing half made: the file is empty again */
+		if (ftruncate(fd, 0) < 0)
+			r = -errno;
+		goto out;
+	}
+	init_new(&hdr.s, &hdr.d, aux, o);
+	if (pwrite(fd, aux, AUX_SIZE, (off_t)(HDR_SIZE + hdr.s.data_size)) != AUX_SIZE ||
+	    pwrite(fd, &hdr.s, BACKUP_SIZE, (off_t)(o->size - BACKUP_SIZE)) != BACKUP_SIZE ||
+	    pwrite(fd, &hdr, HDR_SIZE, 0) != HDR_SIZE || fsync(fd) < 0) {
+		r = errno ? -errno : -EIO;
+		goto out;
+	}
+	r = 0;
+out:
+	kmsg__ofd_lock(fd, F_OFD_SETLK, F_UNLCK, LOCK_CREATING, 1, NULL);
+	free(aux);
+	return r;
+}
+
+/* ---- file systems ------------------------------------------------------- */
+
+/* statfs(2)'s f_type of the file systems where a file can be open on other
+ * machines too, each with a page cache of its own (linux/magic.h and the
+ * file systems' sources; FUSE covers GlusterFS, sshfs, s3fs and the like,
+ * and local ones such as bindfs, whose writes reach the file below by
+ * another way than the mapping). */
+static const struct {
+	unsigned long type;
+	const char *name;
+} shared_fs[] = {
+	{ 0x6969, "nfs" },
+	{ 0x517b, "smb" },
+	{ 0xfe534d42, "smb2" },
+	{ 0xff534d42, "cifs" },
+	{ 0x01021997, "9p" },
+	{ 0x65735546, "fuse" },
+	{ 0x00c36400, "ceph" },
+	{ 0x5346414f, "afs" },
+	{ 0x6b414653, "afs" },
+	{ 0x01161970, "gfs2" },
+	{ 0x7461636f, "ocfs2" },
+	{ 0x0bd00bd0, "lustre" },
+	{ 0x73757245, "coda" },
+	{ 0x564c, "ncp" },
+	{ 0x13661366, "orangefs" },
+	{ 0x47504653, "gpfs" },
+	{ 0x19830326, "fhgfs" },
+};
+
+const char *kmsg__shared_fs(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof(shared_fs) / sizeof(shared_fs[0]); i++)
+		if ((unsigned long)sf.f_type == shared_fs[i].type)
+			return shared_fs[i].name;
+	return NULL;
+}
+
+const char *kmsg_shared_fs_name(const char *path)
+{
+	const char *name;
+	int fd;
+
+	if (!path)
+		return NULL;
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	name = kmsg__shared_fs(fd);
+	close(fd);
+	return name;
 }

@@ -272,11 +272,22 @@ void kmsg__file_unmap(struct kmsg_log *log);
  * writable copy (the caller fills it, then calls kmsg__file_seal). */
 int kmsg__file_private_header(struct kmsg_log *log);
 void kmsg__file_seal(struct kmsg_log *log);
-/* Makes a new log file at path (file.c, CREATE); *fd is open on it. */
-int kmsg__file_create(int *fd, const char *path, const struct kmsg_create_opts *o);
+/* Makes a new log file at path (file.c, CREATE); *fd is open on it.  With
+ * flags' KMSG_OPEN_ONE_HOST it may be on a file system others share. */
+int kmsg__file_create(int *fd, const char *path, const struct kmsg_create_opts *o,
+		      unsigned flags);
 int kmsg__file_check_opts(const struct kmsg_create_opts *o);
 /* The static header of the file on fd, checked as at open, with its size. */
 int kmsg__file_read_static(int fd, struct kmsg_static *h, uint64_t *size);
+/* MAKING IN PLACE (file.c): makes the log in the empty file on fd, unless
+ * another maker did first; 0, KMSG_EBUSY or -errno. */
+int kmsg__file_make_in(int fd, const struct kmsg_create_opts *o);
+/* Waits while a maker holds the file on fd (at most a few seconds): 0, or
+ * KMSG_EBUSY if one still does. */
+int kmsg__file_wait_maker(int fd);
+/* The name of fd's file system if other machines can share the file
+ * (kmsg_shared_fs_name()), else NULL. */
+const char *kmsg__shared_fs(int fd);
 
 /*
  * The largest file this build maps whole: SIZE_MAX, the most a size_t

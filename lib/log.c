@@ -33,6 +33,23 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 	log->fd = fd;
 	log->flags = flags;
 	log->serial = atomic_fetch_add(&serials, 1) + 1;
+	if ((flags & KMSG_OPEN_WRITE) && !(flags & KMSG_OPEN_ONE_HOST) && kmsg__shared_fs(fd)) {
+		free(log);
+		return KMSG_ESHAREDFS;
+	}
+	/* A look at a header that is not clean may have caught a log being
+	 * made in place (file.c, MAKING IN PLACE): its maker is waited for
+	 * before this open repairs, rebuilds or refuses anything. */
+	{
+		struct kmsg_static h;
+		uint64_t have;
+
+		r = kmsg__file_read_static(fd, &h, &have);
+		if ((r < 0 || h.file_size != have) && (r = kmsg__file_wait_maker(fd)) < 0) {
+			free(log);
+			return r;
+		}
+	}
 	r = kmsg__file_map(log, &repair);
 	if (r < 0) {
 		free(log);
@@ -76,26 +93,11 @@ int kmsg__log_open_fd(struct kmsg_log **out, int fd, unsigned flags)
 	return open_fd(out, fd, flags);
 }
 
-int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags)
-{
-	int fd, r;
+#define OPEN_FLAGS (KMSG_OPEN_WRITE | KMSG_OPEN_SYNC | KMSG_OPEN_ONE_HOST)
 
-	if (!out || !path || (flags & ~(unsigned)(KMSG_OPEN_WRITE | KMSG_OPEN_SYNC)))
-		return KMSG_EINVAL;
-	fd = open(path, (flags & KMSG_OPEN_WRITE ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	fd = kmsg__fd_off_stdio(fd);
-	if (fd < 0)
-		return fd;
-	r = open_fd(out, fd, flags);
-	if (r < 0)
-		close(fd);
-	return r;
-}
-
-/* An existing file at the log path must be a regular file of ours (or root's). */
-static int check_existing(int fd)
+/* An existing file at the log path must be a regular file of ours (or root's)
+ * to be written; *empty says whether it is a log not yet made. */
+static int check_existing(int fd, int *empty)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0)
@@ -104,7 +106,49 @@ static int check_existing(int fd)
 		return KMSG_ENOTLOG;
 	if (st.st_uid != geteuid() && st.st_uid != 0)
 		return -EPERM;
+	*empty = st.st_size == 0;
 	return 0;
+}
+
+/*
+ * Opens the file at path as a log would be opened: for writing, never
+ * through a symbolic link (-ELOOP) and only a regular file of ours or
+ * root's; never blocking on a FIFO someone planted there (it is no log).
+ * Returns the descriptor, off stdio, or a negative code; *empty as in
+ * check_existing() (reading: 0).
+ */
+static int open_path(const char *path, unsigned flags, int *empty)
+{
+	int w = flags & KMSG_OPEN_WRITE, fd, r;
+
+	*empty = 0;
+	fd = open(path, (w ? O_RDWR | O_NOFOLLOW : O_RDONLY) | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP && w ? -ELOOP : -errno;
+	fd = kmsg__fd_off_stdio(fd);
+	if (fd < 0 || !w)
+		return fd;
+	r = check_existing(fd, empty);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags)
+{
+	int fd, r, empty;
+
+	if (!out || !path || (flags & ~(unsigned)OPEN_FLAGS))
+		return KMSG_EINVAL;
+	fd = open_path(path, flags, &empty);
+	if (fd < 0)
+		return fd;
+	r = open_fd(out, fd, flags);
+	if (r < 0)
+		close(fd);
+	return r;
 }
 
 int kmsg_log_create(struct kmsg_log **out, const char *path,
@@ -114,28 +158,32 @@ int kmsg_log_create(struct kmsg_log **out, const char *path,
 	const struct kmsg_create_opts *o = opts ? opts : &defaults;
 	int fd, r;
 
-	if (!out || !path || (flags & ~(unsigned)(KMSG_OPEN_WRITE | KMSG_OPEN_SYNC)))
+	if (!out || !path || (flags & ~(unsigned)OPEN_FLAGS))
 		return KMSG_EINVAL;
 	flags |= KMSG_OPEN_WRITE;
 	for (int attempt = 0; attempt < 8; attempt++) {
-		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		if (fd >= 0 && (fd = kmsg__fd_off_stdio(fd)) < 0)
-			return fd;
+		int empty;
+
+		fd = open_path(path, flags, &empty);
 		if (fd >= 0) {
-			r = check_existing(fd);
+			/* The options matter only for a log not yet made. */
+			r = 0;
+			if (empty && !(flags & KMSG_OPEN_ONE_HOST) && kmsg__shared_fs(fd))
+				r = KMSG_ESHAREDFS;
+			if (empty && r == 0 && (r = kmsg__file_check_opts(o)) == 0)
+				r = kmsg__file_make_in(fd, o);
 			if (r == 0)
 				r = open_fd(out, fd, flags);
 			if (r < 0)
 				close(fd);
 			return r;
 		}
-		if (errno != ENOENT)
-			return errno == ELOOP ? -ELOOP : -errno;
-		/* The options matter only for a new file. */
+		if (fd != -ENOENT)
+			return fd;
 		r = kmsg__file_check_opts(o);
 		if (r < 0)
 			return r;
-		r = kmsg__file_create(&fd, path, o);
+		r = kmsg__file_create(&fd, path, o, flags);
 		if (r == 0) {
 			r = open_fd(out, fd, flags);
 			if (r < 0)

@@ -127,9 +127,96 @@ Test(log, foreign_owned_file_is_refused_on_create)
 	kmsg_log_close(log);
 	cr_assert_eq(chown(tu_path("f.log"), 12345, 12345), 0);
 	cr_assert_eq(kmsg_log_create(&log, tu_path("f.log"), NULL, 0), -EPERM);
-	/* an explicit open is the caller's decision, and works */
-	cr_assert_eq(kmsg_log_open(&log, tu_path("f.log"), KMSG_OPEN_WRITE), 0);
+	/* every open for writing: a file another user owns may be one
+	 * planted for root to write through */
+	cr_assert_eq(kmsg_log_open(&log, tu_path("f.log"), KMSG_OPEN_WRITE), -EPERM);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("f.log"), 0), 0, "reading it is fine");
 	kmsg_log_close(log);
+}
+
+/* Writing never goes through a symbolic link, nor waits on a FIFO. */
+Test(log, open_for_writing_takes_no_link_nor_fifo)
+{
+	struct kmsg_log *log = tu_create("real.log", 65536, 0);
+	kmsg_log_close(log);
+	char real[512];
+
+	snprintf(real, sizeof(real), "%s", tu_path("real.log"));
+	cr_assert_eq(symlink(real, tu_path("link.log")), 0);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("link.log"), KMSG_OPEN_WRITE), -ELOOP);
+	cr_assert_eq(kmsg_log_create(&log, tu_path("link.log"), NULL, 0), -ELOOP);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("link.log"), 0), 0, "reading follows it");
+	kmsg_log_close(log);
+	cr_assert_eq(mkfifo(tu_path("fifo"), 0600), 0);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("fifo"), 0), KMSG_ENOTLOG, "no writer: not waited on");
+	cr_assert_eq(kmsg_log_open(&log, tu_path("fifo"), KMSG_OPEN_WRITE), KMSG_ENOTLOG);
+	cr_assert_eq(kmsg_log_create(&log, tu_path("fifo"), NULL, 0), KMSG_ENOTLOG);
+}
+
+/* An empty file (logrotate's copytruncate, or create) is a log not yet
+ * made: readers say so, the first writer makes it in the same inode. */
+Test(log, empty_file_is_made_by_the_first_writer)
+{
+	struct kmsg_create_opts o = KMSG_CREATE_OPTS_INIT;
+	struct kmsg_log *log;
+	struct stat before, after;
+	uint64_t seq;
+
+	write_file(tu_path("e.log"), "", 0);
+	cr_assert_eq(chmod(tu_path("e.log"), 0604), 0);
+	cr_assert_eq(stat(tu_path("e.log"), &before), 0);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("e.log"), 0), KMSG_EEMPTY);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("e.log"), KMSG_OPEN_WRITE), KMSG_EEMPTY,
+		     "an open without the options of a new log does not make one");
+	o.size = 65536;
+	cr_assert_eq(kmsg_log_create(&log, tu_path("e.log"), &o, 0), 0);
+	cr_assert_eq(kmsg_log_append(&seq, log, &(struct kmsg_entry)KMSG_ENTRY_INIT), 0);
+	cr_assert_eq(seq, 1);
+	kmsg_log_close(log);
+	cr_assert_eq(stat(tu_path("e.log"), &after), 0);
+	cr_assert_eq(after.st_ino, before.st_ino, "the same file");
+	cr_assert_eq(after.st_mode & 07777, 0604, "its mode kept");
+	cr_assert_eq(after.st_size, 65536, "the size asked for");
+	cr_assert_eq(kmsg_log_open(&log, tu_path("e.log"), 0), 0);
+	cr_assert_eq(tu_count(log, NULL, NULL), 1);
+	kmsg_log_close(log);
+}
+
+static void *empty_racer(void *arg)
+{
+	struct kmsg_log *log;
+	int r = kmsg_log_create(&log, arg, NULL, 0);
+	if (r == 0) {
+		for (int i = 0; i < 50; i++)
+			tu_append(log, "racer");
+		kmsg_log_close(log);
+	}
+	return (void *)(intptr_t)r;
+}
+
+/* Writers racing on one empty file make one log between them, and lose
+ * no record to a second making. */
+Test(log, racing_writers_on_an_empty_file_make_one_log)
+{
+	for (int round = 0; round < 20; round++) {
+		pthread_t t[8];
+		struct kmsg_log *log;
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s", tu_path("race.log"));
+		unlink(path);
+		write_file(path, "", 0);
+		for (int i = 0; i < 8; i++)
+			pthread_create(&t[i], NULL, empty_racer, path);
+		for (int i = 0; i < 8; i++) {
+			void *r;
+			pthread_join(t[i], &r);
+			cr_assert_eq((intptr_t)r, 0, "round %d: every writer opens", round);
+		}
+		cr_assert_eq(kmsg_log_open(&log, path, 0), 0);
+		cr_assert_eq(tu_count(log, NULL, NULL), 400, "round %d: every record kept", round);
+		kmsg_log_close(log);
+	}
 }
 
 static void *racer(void *arg)
@@ -173,7 +260,15 @@ Test(log, not_a_log_is_refused)
 	write_file(tu_path("junk"), junk, sizeof(junk));
 	cr_assert_eq(kmsg_log_open(&log, tu_path("junk"), 0), KMSG_ENOTLOG);
 	write_file(tu_path("empty"), junk, 0);
-	cr_assert_eq(kmsg_log_open(&log, tu_path("empty"), 0), KMSG_ENOTLOG);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("empty"), 0), KMSG_EEMPTY);
+	/* a leading part of the magic, and nothing else: a log cut short */
+	write_file(tu_path("cut"), KMSG_LOG_MAGIC, 5);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("cut"), 0), KMSG_ESHORTHDR);
+	write_file(tu_path("text"), "KMSGx", 5);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("text"), 0), KMSG_ENOTLOG);
+	write_file(tu_path("three"), "KMS", 3);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("three"), 0), KMSG_ENOTLOG,
+		     "three letters are no sign of a log");
 	cr_assert_eq(kmsg_log_open(&log, tu_dir(), 0), KMSG_ENOTLOG);
 	cr_assert_eq(kmsg_log_open(&log, tu_path("missing"), 0), -ENOENT);
 }
@@ -212,8 +307,8 @@ Test(log, log_cut_short_is_read_and_restored)
 
 	/* Too short to hold the header: nothing to go on. */
 	cr_assert_eq(truncate(tu_path("t.log"), 100), 0);
-	cr_assert_eq(kmsg_log_open(&log, tu_path("t.log"), 0), KMSG_ECORRUPT);
-	cr_assert_eq(kmsg_log_open(&log, tu_path("t.log"), KMSG_OPEN_WRITE), KMSG_ECORRUPT);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("t.log"), 0), KMSG_ESHORTHDR);
+	cr_assert_eq(kmsg_log_open(&log, tu_path("t.log"), KMSG_OPEN_WRITE), KMSG_ESHORTHDR);
 }
 
 /* Longer than its header says is not damage a log can suffer. */

@@ -58,6 +58,13 @@ enum {
 	                           (a 32-bit build: less than 4 GiB) */
 	KMSG_EOTHERLOG = -1014, /* a kept position is of another log (its
 	                           ring id differs) */
+	KMSG_EEMPTY    = -1015, /* the file is empty: a log not yet made (or
+	                           emptied, as logrotate's copytruncate does) */
+	KMSG_ESHORTHDR = -1016, /* the file ends inside a log's header: a log
+	                           cut short before its first record */
+	KMSG_ESHAREDFS = -1017, /* the log is on a file system whose mappings
+	                           other machines do not share (NFS, SMB, FUSE,
+	                           ...): see KMSG_OPEN_ONE_HOST */
 };
 
 /* Returns a static English description of any code this library returns. */
@@ -104,6 +111,9 @@ enum {
 	KMSG_OPEN_WRITE = 1 << 0, /* read and append, clear */
 	KMSG_OPEN_SYNC  = 1 << 1, /* with WRITE: each append is on stable storage
 	                             before kmsg_log_append() returns */
+	KMSG_OPEN_ONE_HOST = 1 << 2, /* with WRITE: the caller vouches that only
+	                             processes of this one machine write the log,
+	                             so a network or FUSE file system is allowed */
 };
 
 #define KMSG_CREATE_OPTS_VERSION 1
@@ -128,10 +138,27 @@ struct kmsg_create_opts {
  * KMSG_ECORRUPT; one larger than this build can map (a 32-bit build: 4 GiB
  * or more) with KMSG_ETOOBIG.  A log cut short (the
  * file ends before its header says) is opened: its missing end reads as
- * empty, and opening it for writing restores the file's size.  *out is set
- * only on success; close it with kmsg_log_close().
+ * empty, and opening it for writing restores the file's size.  An empty
+ * file is KMSG_EEMPTY (kmsg_log_create() makes the log in it); one that
+ * ends inside the header, KMSG_ESHORTHDR.  For writing, path must be a
+ * regular file owned by the caller or root, not reached through a symbolic
+ * link (-EPERM, -ELOOP), and on a file system that shares its mappings
+ * between the processes that write it: one that other machines can mount
+ * too (NFS, SMB, 9p, FUSE, Ceph, ...: kmsg_shared_fs_name()) is
+ * KMSG_ESHAREDFS unless flags has KMSG_OPEN_ONE_HOST.  A FIFO or device at
+ * path is KMSG_ENOTLOG, never waited on.  *out is set only on success;
+ * close it with kmsg_log_close().
  */
 int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags);
+
+/*
+ * The name of the file system holding path ("nfs", "cifs", "fuse", ...) if
+ * it is one where processes on other machines can open the same file, each
+ * with a mapping of its own: writers there would overwrite each other's
+ * records, and their locks would not meet.  NULL for a local file system,
+ * or when path cannot be looked at.  The string is static.
+ */
+const char *kmsg_shared_fs_name(const char *path);
 
 /*
  * Opens the log at path for writing, creating it first if it does not exist.
@@ -146,8 +173,12 @@ int kmsg_log_open(struct kmsg_log **out, const char *path, unsigned flags);
  * file is opened as with kmsg_log_open() and opts is ignored, except that
  * it is refused when it is not a regular file (KMSG_ENOTLOG) or is owned by
  * neither the caller nor root (-EPERM): a file someone else planted at the
- * path is never written to.  opts may be NULL for
- * the defaults.  flags may add KMSG_OPEN_SYNC.
+ * path is never written to.  An existing empty file (logrotate's
+ * copytruncate and create modes leave one) is a log not yet made: the log
+ * is made in it, with opts, keeping the file's owner and mode; two writers
+ * racing on it make one log (the first makes it under a lock, the other
+ * waits for it).  opts may be NULL for the defaults.  flags may add
+ * KMSG_OPEN_SYNC and KMSG_OPEN_ONE_HOST (see kmsg_log_open()).
  */
 int kmsg_log_create(struct kmsg_log **out, const char *path,
 		    const struct kmsg_create_opts *opts, unsigned flags);
