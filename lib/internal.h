@@ -416,7 +416,7 @@ static inline int kmsg__ring_reserve(struct kmsg_log *log, uint64_t len, struct 
 		end = pos + len;
 		at = log->data + phys;
 		if (D - phys < len || (sw >> RESV_OWNER_BITS) >= RESV_SEQ_MAX - 1 ||
-		    pos >= POS_LIMIT - 2 * D ||
+		    pos >= POS_LIMIT - 2 * D || pos % REC_ALIGN ||  /* a lie */
 		    (end + REC_HDR > D &&
 		     end + REC_HDR - D > atomic_load_explicit(&log->dyn->head, memory_order_acquire)) ||
 		    atomic_load_explicit(&log->aux->qactive, memory_order_acquire))      /* Q2 */

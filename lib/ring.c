@@ -251,6 +251,36 @@
  * fails its checks is rebuilt from the records by the writer that opens
  * the log (one scan).
  *
+ * A LYING HEADER
+ *
+ * Every writer of a shared log (every member of its group) may store
+ * anything in the dynamic words and the auxiliary area at any time, and
+ * a writer that has had the log open for long trusts them no more than
+ * one that opens it now.  So no walk is longer than the ring:
+ *
+ *	- an evictor takes head and resv from one look (head, resv, head
+ *	  again: the same head, aligned, at most resv and at most D - 64
+ *	  behind it, as W3 keeps them), and walks no further than that resv,
+ *	  at most D / 8 steps; each lap looks again, and laps that move
+ *	  nothing for EVICT_NS (a hundred STALL_NS) end it;
+ *	- W2 takes a resv off the 8-byte grid, or past the positions and
+ *	  numbers a log has, for such a look too;
+ *	- a reader's window puts head at most a ring behind resv (R1), and
+ *	  every scan for a mark or a record ends within a ring of its start;
+ *	  entering a boot takes in at most RECOVER_WALK records.
+ *
+ * A writer that meets such a look checks the words as an opening writer
+ * does (two equal readings that fail, kmsg__ring_sane()), rebuilds them
+ * from the records if they fail (one scan of the data), enters its boot
+ * again, and goes on with its append; at the LIES_MAX-th look in one
+ * append it fails with KMSG_ECORRUPT.  The checks cost the fast path one
+ * test of resv's grid: the rest runs only when W4's fast path has left
+ * for the slow one, or a walk has gone past its length.  What a liar can
+ * still do is what a store into the file can: send records where
+ * readers do not look until the next repair, evict or damage records,
+ * and make appends fail while it goes on lying; the checksum finds torn
+ * and scribbled records, but it is no seal against a forged one.
+ *
  * THE NUMBERING'S IDENTITY
  *
  * A sequence number names a record only together with the numbering it
@@ -286,6 +316,16 @@
 
 /* At most this many records are taken in when entering a boot. */
 #define RECOVER_WALK 65536
+
+/* An eviction that moves nothing for this long meets a header that lies
+ * (LYING HEADER): stalled blocks hold it up STALL_NS each, far less. */
+#define EVICT_NS (500 * 1000 * 1000)
+
+/* A writer that meets such a header looks at it (and repairs it) at most
+ * this many times in one append before it gives up with KMSG_ECORRUPT;
+ * evictions that leave head short, lap after lap, count as one. */
+#define LIES_MAX 3
+#define SHORT_EVICTS_MAX 256
 
 /* ---- time order (TIME ORDER) -------------------------------------------- */
 
@@ -480,7 +520,8 @@ int kmsg__ring_window(const struct kmsg_log *log, struct window *w)
 /*
  * The first position in [from, to) that holds a tagged header (any state)
  * with a plausible length, or to.  Steps of 8 bytes: it looks across
- * unmarked or damaged stretches, which are short but for damage.
+ * unmarked or damaged stretches, which are short but for damage.  Every
+ * caller's to is less than a ring past from (A LYING HEADER).
  */
 static uint64_t next_mark(const struct kmsg_log *log, uint64_t from, uint64_t to,
 			  struct rec_hdr *hd)
@@ -1197,32 +1238,71 @@ static int walk_step(struct kmsg_log *log, struct walk *k, const struct window *
 }
 
 /*
+ * One look at head and resv that writers could have left [W3]: head
+ * loaded before resv is at most resv, head loaded after it is at most a
+ * ring less 64 bytes behind it, and the two heads are one (a head that
+ * moves between them is looked at again, a few times: writers move it
+ * once a batch).  KMSG_ECORRUPT for any other look (LYING HEADER); a
+ * walk from that head to that resv is then shorter than a ring.
+ */
+static int walk_look(const struct kmsg_log *log, struct walk *k, struct window *w)
+{
+	const uint64_t D = log->data_size;
+
+	for (int tries = 0;; tries++) {
+		uint64_t sw, h2, hs2;
+
+		head_load(log, &k->h, &k->hseq);
+		resv_load(log, &w->end, &sw);
+		head_load(log, &h2, &hs2);
+		if ((h2 != k->h || hs2 != k->hseq) && tries < 8)
+			continue;
+		if (h2 != k->h || (k->h | w->end) % REC_ALIGN || k->h > w->end ||
+		    w->end - k->h > D - REC_HDR || w->end >= POS_LIMIT)
+			return KMSG_ECORRUPT;
+		w->end_seq = rs_seq(log, sw);
+		w->end_owner = rs_owner(sw);
+		w->end_boot = atomic_load_explicit(&log->aux->boot_id, memory_order_acquire);
+		return 0;
+	}
+}
+
+/*
  * W3: moves head to at least need (never past resv), passing what it
  * must as described under EVICTION, and on over the committed blocks
  * that end by ahead: eviction runs a little ahead, so that head moves
  * once for several appends, but never evicts a record before its time
- * for it.  Waits for an unfinished block at most STALL_NS.
+ * for it.  Waits for an unfinished block at most STALL_NS.  Returns 0
+ * (head is at need, or nothing before resv is left to pass), or
+ * KMSG_ECORRUPT: the words are not ones writers leave, or the walk did
+ * not end within its bound (LYING HEADER).
  */
-static void evict(struct kmsg_log *log, uint64_t need, uint64_t ahead)
+static int evict(struct kmsg_log *log, uint64_t need, uint64_t ahead)
 {
 	const uint64_t D = log->data_size;
 	struct walk k = { 0 };
+	int64_t until = 0;
 
-	for (;;) {
+	for (unsigned idle = 0;; idle++) {
 		struct window w;
-		uint64_t lo, hi;
+		uint64_t lo, hi, steps = 0;
 		int step = STEP_ON;
 
-		head_load(log, &k.h, &k.hseq);
-		if (k.h >= need)
-			return;
-		{
-			uint64_t sw;
-			resv_load(log, &w.end, &sw);
-			w.end_seq = rs_seq(log, sw);
-			w.end_owner = rs_owner(sw);
-			w.end_boot = atomic_load_explicit(&log->aux->boot_id, memory_order_acquire);
+		/* Laps that move nothing: waits for stalled blocks (each at
+		 * most STALL_NS), or words changing under the walk.  Past
+		 * EVICT_NS that is no writer's doing. */
+		if (idle && idle % 64 == 0) {
+			int64_t now = kmsg__clock_ns(CLOCK_MONOTONIC);
+
+			if (!until)
+				until = now + EVICT_NS;
+			else if (now > until)
+				return KMSG_ECORRUPT;
 		}
+		if (walk_look(log, &k, &w) < 0)
+			return KMSG_ECORRUPT;
+		if (k.h >= need)
+			return 0;
 		k.p = k.h;
 		k.seq = k.hseq;
 		k.evicted = k.holes = k.damaged = 0;
@@ -1242,6 +1322,10 @@ static void evict(struct kmsg_log *log, uint64_t need, uint64_t ahead)
 			for (uint64_t o = 0; o < n; o += 64)
 				__builtin_prefetch(log->data + (from + o < D ? from + o : from + o - D));
 		}
+		/* Every step but a stretch's second look (pass_unmarked())
+		 * moves on by 8 bytes at least, and w.end is less than a ring
+		 * ahead: more steps than that are damage that changes under
+		 * the walk. */
 		while (k.p < w.end) {
 			uint64_t phys = kmsg__ring_phys(log, k.p);
 			const struct rec_hdr *b = ring_block(log, phys);
@@ -1264,6 +1348,8 @@ static void evict(struct kmsg_log *log, uint64_t need, uint64_t ahead)
 				k.p += len;
 				continue;
 			}
+			if (++steps > D / REC_ALIGN)
+				return KMSG_ECORRUPT;
 			step = walk_step(log, &k, &w);
 			if (step != STEP_ON)
 				break;
@@ -1279,15 +1365,17 @@ static void evict(struct kmsg_log *log, uint64_t need, uint64_t ahead)
 					atomic_fetch_add_explicit(&a->holes, k.holes, memory_order_relaxed);
 				if (k.damaged)
 					atomic_fetch_add_explicit(&a->damaged, k.damaged, memory_order_relaxed);
+				idle = 0;
+				until = 0;
 			}
 			if (k.p >= need)
-				return;
+				return 0;
 			continue;  /* look again from the head as it is now */
 		}
 		if (step == STEP_WAIT)
 			kmsg__nap(20000);
 		else if (step == STEP_ON || step == STEP_STOP)
-			return;  /* nothing to pass before resv */
+			return 0;  /* nothing to pass before resv */
 	}
 }
 
@@ -1312,6 +1400,23 @@ void kmsg__ring_give_up(struct kmsg_log *log, uint64_t pos, uint64_t seq)
 
 /* ---- the write path ------------------------------------------------------ */
 
+/*
+ * A writer met words that writers do not leave (LYING HEADER): checked as
+ * an opening writer checks them, and rebuilt from the records if they
+ * are broken; then the caller looks again.  KMSG_ECORRUPT once it has
+ * met LIES_MAX of them in one append.
+ */
+static int meet_lie(struct kmsg_log *log, unsigned *lies)
+{
+	if (++*lies > LIES_MAX)
+		return KMSG_ECORRUPT;
+	if (!kmsg__ring_sane(log, log->map + HDR_STATIC)) {
+		kmsg__ring_rebuild(log);
+		kmsg__ring_enter_boot(log);
+	}
+	return 0;
+}
+
 int kmsg__ring_reserve_slow(struct kmsg_log *log, uint64_t len, struct rec_hdr **blk,
 			    uint64_t *rpos, uint64_t *seq, unsigned *prev_owner)
 {
@@ -1322,14 +1427,28 @@ int kmsg__ring_reserve_slow(struct kmsg_log *log, uint64_t len, struct rec_hdr *
 	uint64_t sw = atomic_load_explicit(&log->dyn->resv_seq, memory_order_acquire);
 	struct place pl;
 	struct qlist ql;
+	unsigned lies = 0, short_evicts = 0;
 	int err;
 
 	for (;;) {
 		uint64_t h, s = rs_seq(log, sw), lo, hi, need;
 		uint32_t gen;
 
-		if ((sw >> RESV_OWNER_BITS) >= RESV_SEQ_MAX || pos >= POS_LIMIT - 2 * D)
-			return KMSG_ESEQ;
+		if ((sw >> RESV_OWNER_BITS) >= RESV_SEQ_MAX || pos >= POS_LIMIT - 2 * D ||
+		    pos % REC_ALIGN) {
+			/* the numbers or positions used up, or a lie */
+			if ((sw >> RESV_OWNER_BITS) < RESV_SEQ_MAX && pos < POS_LIMIT - 2 * D) {
+				if ((err = meet_lie(log, &lies)) < 0)
+					return err;
+			} else if (lies >= LIES_MAX || kmsg__ring_sane(log, log->map + HDR_STATIC)) {
+				return KMSG_ESEQ;
+			} else {
+				meet_lie(log, &lies);
+			}
+			pos = atomic_load_explicit(&log->dyn->resv_pos, memory_order_acquire);
+			sw = atomic_load_explicit(&log->dyn->resv_seq, memory_order_acquire);
+			continue;
+		}
 		h = atomic_load_explicit(&log->dyn->head, memory_order_acquire);
 		gen = atomic_load_explicit(&log->aux->qgen, memory_order_acquire);      /* Q2 */
 		qlist_load(log, &ql, gen);
@@ -1343,7 +1462,14 @@ int kmsg__ring_reserve_slow(struct kmsg_log *log, uint64_t len, struct rec_hdr *
 		}
 		need = pl.end + REC_HDR > D ? pl.end + REC_HDR - D : 0;
 		if (need > h) {
-			evict(log, need, need + log->batch);
+			/* An eviction that found nothing to pass and left head
+			 * short, lap after lap, met words that lie too. */
+			if (evict(log, need, need + log->batch) < 0 ||
+			    ++short_evicts > SHORT_EVICTS_MAX) {
+				if ((err = meet_lie(log, &lies)) < 0)
+					return err;
+				short_evicts = 0;
+			}
 			h = atomic_load_explicit(&log->dyn->head, memory_order_acquire);
 			if (need > h ||
 			    atomic_load_explicit(&log->aux->qgen, memory_order_acquire) != gen) {

@@ -739,11 +739,32 @@ Test(ring, a_writer_stopped_before_its_pad_keeps_its_whole_stretch_quarantined, 
 		uint64_t pos, sw, room, seq;
 		if (kmsg_log_open(&w, tu_path("padq.log"), KMSG_OPEN_WRITE) || kmsg__writer_ready(w))
 			_exit(1);
-		/* W4 alone: the pair moved past the pad and the record */
+		/* W3 alone: head over the committed blocks to where the
+		 * reservation needs it, a ring less 64 bytes before its end */
 		pos = atomic_load(&w->dyn->resv_pos);
 		sw = atomic_load(&w->dyn->resv_seq);
 		room = D - pos % D;
 		seq = rs_seq(w, sw);
+		{
+			uint64_t h = atomic_load(&w->dyn->head), hs = atomic_load(&w->dyn->head_seq);
+			uint64_t p = h, s = hs;
+
+			while (p + D < pos + room + len + REC_HDR) {
+				const struct rec_hdr *b = ring_block(w, p % D);
+
+				if (D - p % D < REC_HDR) {
+					p += D - p % D;
+					continue;
+				}
+				if (b->tag != p)
+					_exit(5);
+				s = b->flags & REC_PAD ? b->seq : b->seq + 1;
+				p += b->len;
+			}
+			if (p > h && !kmsg__cas128(&w->dyn->head, &h, &hs, p, s))
+				_exit(5);
+		}
+		/* W4 alone: the pair moved past the pad and the record */
 		if (!kmsg__cas128(&w->dyn->resv_pos, &pos, &sw, pos + room + len,
 				  rs_make(w, seq + 1, w->owner)))
 			_exit(2);
