@@ -186,9 +186,14 @@ int cli_replace(struct cli_temp *t, const char *path, mode_t dflt);
 /*
  * Opens the log at path: for reading (flags 0) or writing.  With create
  * (not NULL), a missing log (and its missing parent directories) is
- * created with those options.  Prints the error and returns NULL on
- * failure.
+ * created with those options, and an empty file made a log.  Writing
+ * takes KMSG_OPEN_ONE_HOST from cli_one_host().  Prints the error and
+ * returns NULL on failure.
  */
+/* Whether KMSG_ONE_HOST (set, not 0) says that only this machine writes
+ * the logs it is given: kmsg(1), ENVIRONMENT. */
+int cli_one_host(void);
+
 struct kmsg_log *cli_open_log(const char *path, unsigned flags,
 			      const struct kmsg_create_opts *create);
 

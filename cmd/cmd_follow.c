@@ -438,6 +438,14 @@ static int drain(struct output *o, int *read_err, uint64_t to_end)
  * once.  Returns 0, or an exit status after saying what is wrong (STOPPED
  * if a signal came while waiting).
  */
+/* Whether the path is an empty regular file: a log not yet made. */
+static int path_empty(void)
+{
+	struct stat sb;
+
+	return stat(fl.path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0;
+}
+
 /* Closes what try_open() or the loop has open. */
 static void close_followed(void)
 {
@@ -480,25 +488,35 @@ static int open_followed(int fail_now, int again)
 		int there = access(fl.path, F_OK) == 0 || errno != ENOENT;
 
 		/* at the start, a path that is there is opened below, and
-		 * what is wrong with it said at once */
-		if (!waited && (there || fail_now))
+		 * what is wrong with it said at once; but for an empty file,
+		 * a log a writer is yet to make, which is waited for as a
+		 * missing one is */
+		if (!waited && (fail_now || (there && !path_empty())))
 			break;
 		waited = 1;
 		if (there) {
 			/* A file that is not a log is said once, with what
-			 * the follower does; but an empty one quietly for 2 s
-			 * (cp and a shell's redirection make the file empty
-			 * first, then fill it), looked at again soon. */
+			 * the follower does.  An empty one is a log not yet
+			 * made: said at the start, and after a change by
+			 * check_path(). */
 			int64_t now = cli_now_ns(CLOCK_MONOTONIC);
-			struct stat sb;
 
 			rc = try_open(&st);
 			if (rc == 0)
 				break;
-			if (rc != -EAGAIN && !quiet_until)
-				quiet_until = stat(fl.path, &sb) == 0 && sb.st_size == 0 ?
-					      now + INT64_C(2000000000) : now;
-			if (rc != -EAGAIN && now >= quiet_until && !said_err++) {
+			if (rc == KMSG_EEMPTY && !again && !said++)
+				cli_error(fl.path, "is empty: a log not yet made; waiting for "
+					  "a writer to make it (--fail-missing fails at once "
+					  "instead)");
+			/* what fills an empty file (cp, a shell's
+			 * redirection) may not be a log for a moment: said
+			 * only once it has stayed so for 2 s */
+			if (rc == KMSG_EEMPTY)
+				quiet_until = now + INT64_C(2000000000);
+			else if (rc != -EAGAIN && !quiet_until)
+				quiet_until = now;
+			if (rc != -EAGAIN && rc != KMSG_EEMPTY && now >= quiet_until &&
+			    !said_err++) {
 				cli_lib_error(fl.path, rc);
 				cli_error(fl.path, "waiting for a log there, as it looks every "
 					  "%d ms (SIGINT or SIGTERM ends the follow)", CHECK_MS);
@@ -540,6 +558,10 @@ static int open_followed(int fail_now, int again)
  * is followed from its oldest record.  change, if not 0, is a change the
  * reader found itself (KMSG_FILE_REWRITTEN).  Returns 0, or an exit status.
  */
+/* A change check_path() tells apart from the library's: the file was
+ * emptied or replaced by an empty one, and a writer has made it a log. */
+#define KMSG_FILE_MADE (-1)
+
 static int check_path(struct output *o, int *read_err, int change)
 {
 	int64_t now = cli_now_ns(CLOCK_MONOTONIC);
@@ -576,6 +598,27 @@ static int check_path(struct output *o, int *read_err, int change)
 	memcpy(old_id, fl.ring_id, sizeof(old_id));
 	if (change == KMSG_FILE_GONE)
 		cli_error(fl.path, "removed; waiting for it to come back");
+	if ((change == KMSG_FILE_RESIZED || change == KMSG_FILE_REPLACED) && path_empty()) {
+		/* logrotate's copytruncate, or its create mode: the old
+		 * log's records are gone from this path (the copy or the
+		 * renamed file has them), and the next writer makes a new
+		 * log here */
+		char shown[64] = "";
+
+		if (fl.last_seq)
+			snprintf(shown, sizeof(shown), " after record %llu",
+				 (unsigned long long)fl.last_seq);
+		if (change == KMSG_FILE_RESIZED)
+			cli_error(fl.path, "cut to 0 bytes (as logrotate's copytruncate "
+				  "does): its records are gone from it, any%s unshown here; "
+				  "waiting for a writer to make the log anew", shown);
+		else
+			cli_error(fl.path, "replaced by an empty file (as logrotate's "
+				  "create mode does): the old log, with any records%s not "
+				  "shown here, is where it was moved to; waiting for a writer "
+				  "to make the log anew", shown);
+		change = KMSG_FILE_MADE;
+	}
 	close_followed();
 	rc = open_followed(0, 1);
 	if (rc)
@@ -585,6 +628,7 @@ static int check_path(struct output *o, int *read_err, int change)
 		fl.next_check_ns = now + (int64_t)CHECK_MS * 1000000;
 	same = !memcmp(old_id, fl.ring_id, sizeof(old_id));
 	cli_error(fl.path, "%s; %s", change == KMSG_FILE_GONE ? "back" :
+		  change == KMSG_FILE_MADE ? "made anew by a writer" :
 		  change == KMSG_FILE_REPLACED ? "replaced by another file" :
 		  change == KMSG_FILE_REWRITTEN && same ? "its header was written over "
 		  "(damaged, or the log copied back over itself)" :

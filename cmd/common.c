@@ -475,6 +475,13 @@ int cli_replace(struct cli_temp *t, const char *path, mode_t dflt)
 	return err;
 }
 
+int cli_one_host(void)
+{
+	const char *v = getenv("KMSG_ONE_HOST");
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
 struct kmsg_log *cli_open_log(const char *path, unsigned flags,
 			      const struct kmsg_create_opts *create)
 {
@@ -482,6 +489,9 @@ struct kmsg_log *cli_open_log(const char *path, unsigned flags,
 	char dir[PATH_MAX];
 	int r;
 
+	/* the user's word that no other machine writes this log */
+	if ((flags & KMSG_OPEN_WRITE) && cli_one_host())
+		flags |= KMSG_OPEN_ONE_HOST;
 	if (create) {
 		r = kmsg_log_create(&log, path, create, flags);
 		if (r == -ENOENT) {
@@ -496,6 +506,25 @@ struct kmsg_log *cli_open_log(const char *path, unsigned flags,
 	if (r == 0)
 		return log;
 	switch (r) {
+	case KMSG_EEMPTY:
+		cli_error(path, "is empty: a log not yet made, or one emptied in place "
+			  "(logrotate's copytruncate and create modes do that: see ROTATION "
+			  "in kmsg(5)); the next 'kmsg emit' makes the log in it");
+		break;
+	case KMSG_ESHORTHDR:
+		cli_error(path, "%s, so no record is in it (a copy that stopped early?); "
+			  "give the log's path with --file", kmsg_strerror(r));
+		break;
+	case KMSG_ESHAREDFS: {
+		const char *fs = kmsg_shared_fs_name(path);
+
+		cli_error(path, "is on %s, a file system other machines can share: "
+			  "writers there would each map a copy of their own and overwrite "
+			  "each other's records; keep a log per machine on a local file "
+			  "system (and ship it to a collector), or, if only this machine "
+			  "ever writes it, set KMSG_ONE_HOST=1", fs ? fs : "a network file system");
+		break;
+	}
 	case -ENOENT:
 		cli_error(path, "no such log; 'kmsg emit' creates it, or give another "
 			  "with --file");

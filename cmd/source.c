@@ -98,6 +98,7 @@ int src_open(struct src *s, const char *path)
 	unsigned char first[SRC_BLOCK];
 	struct stat st;
 	ssize_t n;
+	size_t pre = 0;  /* bytes of a FIFO read before the look proper */
 
 	int is_stdin = strcmp(path, "-") == 0;
 
@@ -114,7 +115,8 @@ int src_open(struct src *s, const char *path)
 			return -EBADF;
 		s->fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
 	} else {
-		s->fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* not blocked in open() by a FIFO with no writer (below) */
+		s->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	}
 	if (s->fd < 0 || fstat(s->fd, &st) < 0)
 		goto fail;
@@ -122,23 +124,44 @@ int src_open(struct src *s, const char *path)
 		errno = EISDIR;
 		goto fail;
 	}
+	/* A FIFO named by path is read only if a writer has it open: one
+	 * someone planted would hold the reader for ever.  With no writer,
+	 * a read that does not wait finds its end; with one, no bytes yet. */
+	if (!is_stdin && S_ISFIFO(st.st_mode)) {
+		ssize_t k = read(s->fd, s->head, SRC_BLOCK);
+
+		if (k == 0 || (k < 0 && errno != EAGAIN)) {
+			errno = k == 0 ? ENXIO : errno;
+			goto fail;
+		}
+		pre = k > 0 ? (size_t)k : 0;
+	}
+	if (!is_stdin && fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		goto fail;
 	/* A regular file is looked at in place; anything else, and standard
 	 * input (read from where it is), only by taking its first bytes,
 	 * which src_read() then hands back. */
 	s->stream = is_stdin || !S_ISREG(st.st_mode);
 	/* a stream: enough for the magic numbers, and what came with them */
-	n = s->stream ? read_least(s->fd, s->head, SRC_BLOCK, sizeof(KMSG_LOG_MAGIC) - 1, -1)
+	n = s->stream ? read_least(s->fd, s->head + pre, SRC_BLOCK - pre,
+				   pre < sizeof(KMSG_LOG_MAGIC) - 1 ?
+				   sizeof(KMSG_LOG_MAGIC) - 1 - pre : 0, -1)
 		      : read_least(s->fd, first, SRC_BLOCK, SRC_BLOCK, 0);
 	if (n < 0) {
 		errno = (int)-n;
 		goto fail;
 	}
+	n += (ssize_t)pre;
 	s->empty = n == 0;
 	if (s->stream)
 		s->head_len = (size_t)n;
 	else
 		memcpy(s->head, first, (size_t)n); /* looked at, not handed back */
-	if (n >= 8 && memcmp(s->head, KMSG_LOG_MAGIC, 8) == 0)
+	/* A regular file that is empty, or nothing but at least half the
+	 * magic, is a log not made yet or cut short: the library says which. */
+	if ((n >= 8 && memcmp(s->head, KMSG_LOG_MAGIC, 8) == 0) ||
+	    (!s->stream && (n == 0 || (n >= 4 && n < 8 &&
+				       memcmp(s->head, KMSG_LOG_MAGIC, (size_t)n) == 0))))
 		s->kind = SRC_LOG;
 	else if (!s->stream && backup_magic(s->fd, &st))
 		s->kind = SRC_LOG;  /* its first page torn: the library reads the copy */
@@ -242,6 +265,9 @@ const char *src_strerror(int rc)
 {
 	if (rc == -EBADF && cli_stdin_closed())
 		return "is closed (\"<&-\"): give the input on a pipe or with <FILE";
+	if (rc == -ENXIO)
+		return "is a FIFO with no writer, which kmsg does not wait for (to read a "
+		       "program's output, pipe it in: PROGRAM | kmsg read -F -)";
 	return strerror(-rc);
 }
 
@@ -353,7 +379,7 @@ int src_open_for(struct src *s, const char *path, unsigned takes)
 		cli_error(s->name, "is a terminal; --file - reads %s from a pipe", what);
 		return -1;
 	}
-	if (rc < 0 && strcmp(path, "-") == 0) {
+	if (rc < 0 && (strcmp(path, "-") == 0 || rc == -ENXIO)) {
 		cli_error(s->name, "%s", src_strerror(rc));
 		return -1;
 	}
