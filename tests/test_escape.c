@@ -2,8 +2,10 @@
  * test_escape.c - the escapers' vector fast path gives, byte for byte,
  * what their scalar path gives, on text built from the pieces that matter
  * to it: runs of plain ASCII, printable UTF-8 of two and three bytes,
- * sequences it must leave to the scalar path (C1 and bidi controls,
- * surrogates, overlong forms, four-byte characters, noncharacters), bytes
+ * sequences it must leave to the scalar path (C1 and bidi controls, the
+ * invisible characters and fillers and their neighbours in the blocks the
+ * fast path knows, surrogates, overlong forms, four-byte characters,
+ * noncharacters), bytes
  * that are not UTF-8, and each output's specials; at every start and end,
  * so that every alignment and tail length is seen.  Each escaper writes
  * into a buffer of exactly the room it promises to need (ASan, in the
@@ -12,6 +14,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +28,12 @@ static const char *const pieces[] = {
 	"\xe0\xa4\x85", "\xef\xbf\xbe", "\xef\xbc\x81", "\xf0\x9f\x98\x80",
 	"\x80", "\xbf", "\xc3", "\xe5\xad", "\xff", "\xf5\x80\x80\x80", "\t", "\n",
 	"\r", "\"", "\\", "\x7f", "\x1b[31m",
+	/* U+034F, U+034E; U+115F, U+1100; U+17B4, U+17B0; U+180E, U+1820;
+	 * U+3164, U+3131, U+3042; U+2028, U+200B, U+FEFF, U+E0041, U+00AD */
+	"\xcd\x8f", "\xcd\x8e", "\xe1\x85\x9f", "\xe1\x84\x80",
+	"\xe1\x9e\xb4", "\xe1\x9e\xb0", "\xe1\xa0\x8e", "\xe1\xa0\xa0",
+	"\xe3\x85\xa4", "\xe3\x84\xb1", "\xe3\x81\x82", "\xe2\x80\xa8",
+	"\xe2\x80\x8b", "\xef\xbb\xbf", "\xf3\xa0\x81\x81", "\xc2\xad",
 };
 
 #define NPIECES (sizeof(pieces) / sizeof(pieces[0]))
@@ -126,4 +135,68 @@ Test(escape, printable_utf8_is_copied_as_it_is)
 	cr_assert(memcmp(out, t, sizeof(t) - 1) == 0);
 	e = kmsg__put_text(out, t, sizeof(t) - 1, 0, ESC_TEXT, 1);
 	cr_assert_eq((size_t)(e - out), sizeof(t) - 1 + 3 * 12, "12 bytes from 0x80 up, each \\xNN");
+}
+
+/* Each UTF-8 sequence in t (NUL-separated, ending in an empty one) through
+ * put_text() and put_json_text(): escaped (\xNN a byte; \uXXXX) or not. */
+static void check_each(const char *t, int escaped)
+{
+	for (; *t; t += strlen(t) + 1) {
+		size_t len = strlen(t);
+		char out[256], json[64], want[64] = "";
+		char *e;
+
+		for (size_t i = 0; i < len; i++)
+			snprintf(want + 4 * i, sizeof(want) - 4 * i, "\\x%02x", (unsigned char)t[i]);
+		/* long enough for the vector path, with the sequence inside */
+		for (size_t pad = 0; pad <= 20; pad += 20) {
+			char in[64], exp[128];
+
+			snprintf(in, sizeof(in), "%.*s%s%.*s", (int)pad, "01234567890123456789",
+				 t, (int)pad, "abcdefghijabcdefghij");
+			snprintf(exp, sizeof(exp), "%.*s%s%.*s", (int)pad, "01234567890123456789",
+				 escaped ? want : t, (int)pad, "abcdefghijabcdefghij");
+			e = kmsg__put_text(out, in, strlen(in), 0, ESC_TEXT, 0);
+			cr_assert_eq((size_t)(e - out), strlen(exp), "%s", want);
+			cr_assert(memcmp(out, exp, strlen(exp)) == 0, "%s", want);
+		}
+		e = kmsg__put_json_text(json, t, len, 0);
+		*e = '\0';
+		if (escaped)
+			cr_assert(strncmp(json, "\\u", 2) == 0, "%s in JSON: %s", want, json);
+		else
+			cr_assert_str_eq(json, t, "%s in JSON", want);
+	}
+}
+
+Test(escape, invisible_and_line_breaking_characters_are_escaped)
+{
+	/* U+2028, U+2029; U+00AD, U+034F, U+180E, U+200B..U+200D,
+	 * U+2060..U+2064, U+206A, U+206F, U+FEFF, U+FFF9, U+FFFB, U+1BCA0,
+	 * U+1D173, U+E0001, U+E0041, U+E007F; U+115F, U+1160, U+17B4,
+	 * U+17B5, U+3164, U+FFA0; and the bidi controls as before */
+	check_each("\xe2\x80\xa8\0\xe2\x80\xa9\0\xc2\xad\0\xcd\x8f\0"
+		   "\xe1\xa0\x8e\0\xe2\x80\x8b\0\xe2\x80\x8c\0\xe2\x80\x8d\0"
+		   "\xe2\x81\xa0\0\xe2\x81\xa1\0\xe2\x81\xa4\0\xe2\x81\xaa\0"
+		   "\xe2\x81\xaf\0\xef\xbb\xbf\0\xef\xbf\xb9\0\xef\xbf\xbb\0"
+		   "\xf0\x9b\xb2\xa0\0\xf0\x9d\x85\xb3\0\xf3\xa0\x80\x81\0"
+		   "\xf3\xa0\x81\x81\0\xf3\xa0\x81\xbf\0\xe1\x85\x9f\0"
+		   "\xe1\x85\xa0\0\xe1\x9e\xb4\0\xe1\x9e\xb5\0\xe3\x85\xa4\0"
+		   "\xef\xbe\xa0\0\xe2\x80\x8e\0\xe2\x80\xae\0\xe2\x81\xa6\0\xd8\x9c\0", 1);
+}
+
+Test(escape, their_printable_neighbours_are_not)
+{
+	/* U+00AC, U+00AE, U+034E, U+0350, U+115E, U+1161, U+17B3, U+17B6,
+	 * U+180D (a variation selector), U+180F, U+2027, U+202F, U+205F,
+	 * U+2070, U+3163, U+3165, U+FE0F (the emoji selector), U+FEFE, U+FF9F,
+	 * U+FFA1, U+FFF8, U+FFFC, U+1BC9F, U+1BCA4, U+1D172, U+1D17B,
+	 * U+E0100 (an ideographic variation selector) */
+	check_each("\xc2\xac\0\xc2\xae\0\xcd\x8e\0\xcd\x90\0\xe1\x85\x9e\0"
+		   "\xe1\x85\xa1\0\xe1\x9e\xb3\0\xe1\x9e\xb6\0\xe1\xa0\x8d\0"
+		   "\xe1\xa0\x8f\0\xe2\x80\xa7\0\xe2\x80\xaf\0\xe2\x81\x9f\0"
+		   "\xe2\x81\xb0\0\xe3\x85\xa3\0\xe3\x85\xa5\0\xef\xb8\x8f\0"
+		   "\xef\xbb\xbe\0\xef\xbe\x9f\0\xef\xbe\xa1\0\xef\xbf\xb8\0"
+		   "\xef\xbf\xbc\0\xf0\x9b\xb2\x9f\0\xf0\x9b\xb2\xa4\0"
+		   "\xf0\x9d\x85\xb2\0\xf0\x9d\x85\xbb\0\xf3\xa0\x84\x80\0", 0);
 }

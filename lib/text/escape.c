@@ -7,9 +7,13 @@
  *
  *  - \r, \v, \f and the Unicode bidi controls (U+061C, U+200E, U+200F,
  *    U+202A..U+202E, U+2066..U+2069) are escaped: dmesg passes them, and
- *    they can rewrite what a terminal shows.  Unicode noncharacters are
- *    escaped as dmesg does in a UTF-8 locale; unassigned code points pass
- *    (dmesg's view of them depends on the C library's Unicode version).
+ *    they can rewrite what a terminal shows.  So are the characters that
+ *    show as nothing or as a blank letter, and the line and paragraph
+ *    separators (see cp_unsafe()): dmesg passes them too, and with them
+ *    one text looks like another, or like two lines.  Unicode
+ *    noncharacters are escaped as dmesg does in a UTF-8 locale; unassigned
+ *    code points pass (dmesg's view of them depends on the C library's
+ *    Unicode version).
  *  - In JSON a NUL does not cut the message short, and bytes that are not
  *    valid UTF-8 are written as the text \xNN.
  *
@@ -70,21 +74,38 @@ static inline size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 }
 
 /*
- * Code points beyond ASCII that are escaped: C1 controls (terminal
- * commands of their own), bidi controls (they reorder what a terminal
- * shows) and noncharacters.
+ * Code points beyond ASCII that are escaped (kmsg(1) lists them): C1
+ * controls (terminal commands of their own); bidi controls (they reorder
+ * what a terminal shows); the line and paragraph separators U+2028 and
+ * U+2029 (a line break to some readers); the format characters that show
+ * as nothing (soft hyphen, combining grapheme joiner, Mongolian vowel
+ * separator, zero-width space, non-joiner and joiner, word joiner and the
+ * invisible operators, the deprecated U+206A..U+206F, BOM, interlinear
+ * annotation, shorthand and musical format controls, tags) and the
+ * fillers that show as a blank letter (Hangul U+115F, U+1160, U+3164,
+ * U+FFA0; Khmer U+17B4, U+17B5): with them one text passes for another;
+ * and noncharacters.  Variation selectors pass: emoji and CJK need them,
+ * and they change only how the character before them looks.
  */
 static inline int cp_unsafe(uint32_t cp)
 {
 	if (cp < 0xa0)
 		return 1;
-	if (cp == 0x061c || cp == 0x200e || cp == 0x200f)
+	if (cp < 0x2000)
+		return cp == 0x00ad || cp == 0x034f || cp == 0x061c || cp == 0x115f ||
+		       cp == 0x1160 || cp == 0x17b4 || cp == 0x17b5 || cp == 0x180e;
+	if (cp < 0x2070)
+		return (cp >= 0x200b && cp <= 0x200f) ||
+		       (cp >= 0x2028 && cp <= 0x202e) || cp >= 0x2060;
+	if (cp < 0xfdd0)
+		return cp == 0x3164;
+	if (cp <= 0xffff)
+		return cp <= 0xfdef || cp == 0xfeff || cp == 0xffa0 ||
+		       (cp >= 0xfff9 && cp <= 0xfffb) || cp >= 0xfffe;
+	if ((cp & 0xfffe) == 0xfffe)
 		return 1;
-	if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
-		return 1;
-	if ((cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffe) == 0xfffe)
-		return 1;
-	return 0;
+	return (cp >= 0x1bca0 && cp <= 0x1bca3) || (cp >= 0x1d173 && cp <= 0x1d17a) ||
+	       (cp >= 0xe0000 && cp <= 0xe007f);
 }
 
 /*
@@ -184,32 +205,47 @@ static inline unsigned vec_range(__m128i v, signed char lo, signed char hi)
 			      _mm_cmplt_epi8(v, _mm_set1_epi8((char)(hi + 1)))));
 }
 
+/* One bit per byte of v that is c. */
+static inline unsigned vec_eq(__m128i v, signed char c)
+{
+	return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)c)));
+}
+
 /*
  * One bit per byte of v that may be copied as it is: the bytes pass[] of
  * kind lets through, and with utf8 also the bytes of whole UTF-8
  * sequences that need no closer look, those whose every form is valid
- * and printable: two bytes led by 0xc3..0xd7 or 0xd9..0xdf (U+00C0 to
- * U+07FF but C1 controls and the U+06xx block with U+061C), three led by
- * 0xe1, 0xe3..0xec or 0xee (U+1000-1FFF, U+3000-CFFF, U+E000-EFFF: most
- * scripts, CJK among them; none of it a bidi control, surrogate or
- * noncharacter).  Other sequences, and one not whole within v, are left
- * to the scalar path.  Leads before byte from are not counted, so that a
- * continuation byte there never passes for part of one.
+ * and printable: two bytes led by 0xc3..0xcc, 0xce..0xd7 or 0xd9..0xdf
+ * (U+00C0 to U+07FF but C1 controls, soft hyphen, the U+034x block with
+ * the combining grapheme joiner and the U+06xx block with U+061C), three
+ * led by 0xe1, 0xe3..0xec or 0xee (U+1000-1FFF, U+3000-CFFF, U+E000-EFFF:
+ * most scripts, CJK among them), but for 0xe1 and 0xe3 not with 0x85,
+ * 0x9e or 0xa0 next (the blocks of the Hangul and Khmer fillers and the
+ * Mongolian vowel separator): none of it is a character cp_unsafe()
+ * names, a surrogate or a noncharacter.  Other sequences, and one not
+ * whole within v, are left to the scalar path.  Leads before byte from
+ * are not counted, so that a continuation byte there never passes for
+ * part of one.
  */
 static inline unsigned vec_pass(__m128i v, enum pass_kind kind, int utf8,
 				unsigned from)
 {
 	unsigned ok = ~vec_special(v, kind) & 0xffff;
-	unsigned cont, l2, l3, need;
+	unsigned cont, l2, l3, need, blocks;
 
 	if (!utf8 || _mm_movemask_epi8(v) == 0)
 		return ok;
 	/* as signed bytes: 0x80..0xbf are those below -64, 0xc3 is -61,
-	 * 0xe1 -31 */
+	 * 0xcd -51, 0xe1 -31, 0x85 -123, 0x9e -98, 0xa0 -96 */
 	cont = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v, _mm_set1_epi8(-64)));
-	l2 = (vec_range(v, -61, -41) | vec_range(v, -39, -33)) & ~0u << from;
-	l3 = (vec_range(v, -31, -31) | vec_range(v, -29, -20) |
-	      vec_range(v, -18, -18)) & ~0u << from;
+	l2 = ((vec_range(v, -61, -41) & ~vec_eq(v, -51)) | vec_range(v, -39, -33)) &
+	     ~0u << from;
+	blocks = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+		_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(-123)),
+			     _mm_cmpeq_epi8(v, _mm_set1_epi8(-98))),
+		_mm_cmpeq_epi8(v, _mm_set1_epi8(-96))));
+	l3 = (((vec_eq(v, -31) | vec_eq(v, -29)) & ~(blocks >> 1)) |
+	      vec_range(v, -28, -20) | vec_eq(v, -18)) & ~0u << from;
 	need = (l2 | l3) << 1 | l3 << 2;
 	ok |= (cont & need) | (l2 & cont >> 1) | (l3 & cont >> 1 & cont >> 2);
 	return ok & 0xffff;
@@ -390,7 +426,7 @@ static char *put_json_u(char *p, uint32_t cp)
 /*
  * Writes text as the inside of a JSON string, as dmesg 2.41 does (\" \\
  * \b \t \n \f \r, \u00xx for other controls); further, unless noesc, DEL,
- * C1, bidi controls and noncharacters as \uXXXX, which any JSON reader
+ * C1 and what cp_unsafe() names as \uXXXX, which any JSON reader
  * turns back into the same characters.  Bytes that are not UTF-8 cannot
  * be in a JSON string: each is written as the six characters "\\xNN",
  * which read as the text \xNN the other outputs show.  Needs 6 * len bytes.

@@ -692,7 +692,8 @@ enum kmsg_output {
  * caller when 0 (but the kernel's caller 0, KMSG_KERNEL_CALLER's "T0"),
  * facility and level for text that named no priority.
  * Text and field values that are valid UTF-8 are JSON strings (controls,
- * DEL, C1 and bidi controls as \uXXXX unless KMSG_FMT_NOESCAPE); any
+ * DEL, C1 and bidi controls and the invisible characters kmsg(1) lists as
+ * \uXXXX unless KMSG_FMT_NOESCAPE); any
  * other is an array of its byte values, as journalctl shows binary data.
  * Records end in a newline; kmsg_fmt_end() adds nothing.
  */
@@ -853,7 +854,8 @@ int kmsg_fmt_set_keys(struct kmsg_fmt *f, const char *keys);
  * record's text, as dmesg does, into buf and ends it with a NUL; buf holds
  * size bytes, at least KMSG_TEXT_ESCAPE_SIZE(len).  Printable ASCII, tab,
  * newline and printable UTF-8 stay as they are; every other byte (controls,
- * DEL, bytes that are not valid UTF-8, C1 and bidi controls) becomes \xNN.
+ * DEL, bytes that are not valid UTF-8, C1 and bidi controls, and the
+ * invisible and line-breaking characters kmsg(1) lists) becomes \xNN.
  * flags: KMSG_FMT_ASCII (a terminal whose character set is not UTF-8:
  * every byte from 0x80 up as \xNN too) or KMSG_FMT_NOESCAPE (the bytes as
  * they are), or 0.  Newlines are not indented.  Returns the length
@@ -876,7 +878,8 @@ int kmsg_text_escape(char *buf, size_t size, const char *text, size_t len,
  * bytes, at least KMSG_JSON_ESCAPE_SIZE(len).  The result is valid JSON
  * for any bytes, escaped as the JSON output of kmsg_fmt_record() escapes a
  * message: '"', '\\' and controls as JSON requires; DEL, C1 and bidi
- * controls and noncharacters as \uXXXX (unless flags is
+ * controls, the invisible characters kmsg(1) lists and noncharacters as
+ * \uXXXX (unless flags is
  * KMSG_FMT_NOESCAPE); each byte that is not part of valid UTF-8 as the
  * text \xNN (the JSON characters "\\xNN").  flags is 0 or
  * KMSG_FMT_NOESCAPE.  Returns the length written, NUL not counted, or
