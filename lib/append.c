@@ -167,6 +167,8 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 		 * hostile file can make it look so. */
 		if (attempt == 64)
 			return KMSG_EBUSY;
+		if (attempt && attempt % 16 == 0)
+			kmsg__ring_recheck(log);  /* pass_to past resv, say */
 		r = kmsg__ring_reserve(log, len, &blk, &rpos, &seq, &prev);
 		if (r < 0)
 			return r;

@@ -417,8 +417,10 @@ static inline int kmsg__ring_reserve(struct kmsg_log *log, uint64_t len, struct 
 		at = log->data + phys;
 		if (D - phys < len || (sw >> RESV_OWNER_BITS) >= RESV_SEQ_MAX - 1 ||
 		    pos >= POS_LIMIT - 2 * D || pos % REC_ALIGN ||  /* a lie */
+		    /* head must be in [end + 64 - D, pos]: eviction due, or a lie */
 		    (end + REC_HDR > D &&
-		     end + REC_HDR - D > atomic_load_explicit(&log->dyn->head, memory_order_acquire)) ||
+		     atomic_load_explicit(&log->dyn->head, memory_order_acquire) -
+		     (end + REC_HDR - D) > D - REC_HDR - len) ||
 		    atomic_load_explicit(&log->aux->qactive, memory_order_acquire))      /* Q2 */
 			break;
 		if (kmsg__cas128(&log->dyn->resv_pos, &pos, &sw, end,
@@ -436,6 +438,9 @@ static inline int kmsg__ring_reserve(struct kmsg_log *log, uint64_t len, struct 
 	}
 	return kmsg__ring_reserve_slow(log, len, blk, rpos, seq, prev_owner);
 }
+/* For a writer passed again and again: the dynamic words checked, and
+ * rebuilt if they lie (ring.c, A LYING HEADER). */
+void kmsg__ring_recheck(struct kmsg_log *log);
 /* The slow half of kmsg__ring_mark(). */
 void kmsg__ring_release_passed(struct rec_hdr *blk, uint64_t rpos);
 

@@ -262,9 +262,11 @@
  *	  again: the same head, aligned, at most resv and at most D - 64
  *	  behind it, as W3 keeps them), and walks no further than that resv,
  *	  at most D / 8 steps; each lap looks again, and laps that move
- *	  nothing for EVICT_NS (a hundred STALL_NS) end it;
+ *	  nothing for EVICT_NS (twenty STALL_NS) end it;
  *	- W2 takes a resv off the 8-byte grid, or past the positions and
- *	  numbers a log has, for such a look too;
+ *	  numbers a log has, or a head outside [end + 64 - D, resv], for
+ *	  such a look too; so does a writer whose reservations are passed
+ *	  again and again (pass_to past resv makes every mark look passed);
  *	- a reader's window puts head at most a ring behind resv (R1), and
  *	  every scan for a mark or a record ends within a ring of its start;
  *	  entering a boot takes in at most RECOVER_WALK records.
@@ -274,8 +276,9 @@
  * from the records if they fail (one scan of the data), enters its boot
  * again, and goes on with its append; at the LIES_MAX-th look in one
  * append it fails with KMSG_ECORRUPT.  The checks cost the fast path one
- * test of resv's grid: the rest runs only when W4's fast path has left
- * for the slow one, or a walk has gone past its length.  What a liar can
+ * test of resv's grid (head's range is one unsigned compare, as the
+ * test for eviction was): the rest runs only when W4's fast path has
+ * left for the slow one, or a walk has gone past its length.  What a liar can
  * still do is what a store into the file can: send records where
  * readers do not look until the next repair, evict or damage records,
  * and make appends fail while it goes on lying; the checksum finds torn
@@ -319,7 +322,7 @@
 
 /* An eviction that moves nothing for this long meets a header that lies
  * (LYING HEADER): stalled blocks hold it up STALL_NS each, far less. */
-#define EVICT_NS (500 * 1000 * 1000)
+#define EVICT_NS (100 * 1000 * 1000)
 
 /* A writer that meets such a header looks at it (and repairs it) at most
  * this many times in one append before it gives up with KMSG_ECORRUPT;
@@ -499,11 +502,11 @@ int kmsg__ring_window(const struct kmsg_log *log, struct window *w)
 		return window_v1(log, w);
 	resv_load(log, &w->end, &sw);
 	head_load(log, &w->head, &hs);
-	if (w->end % REC_ALIGN || w->end >= POS_LIMIT || w->head % REC_ALIGN)
+	if (w->end % REC_ALIGN || w->end >= POS_LIMIT)
 		return KMSG_ECORRUPT;
 	/* A head that no writer could have left: one lap behind the end. */
 	w->head_seq = hs;
-	if (w->head > w->end || w->end - w->head > log->data_size) {
+	if (w->head > w->end || w->end - w->head > log->data_size || w->head % REC_ALIGN) {
 		w->head = w->end > log->data_size ? w->end - log->data_size : 0;
 		w->head_seq = UINT64_MAX;
 	}
@@ -1408,7 +1411,7 @@ void kmsg__ring_give_up(struct kmsg_log *log, uint64_t pos, uint64_t seq)
  */
 static int meet_lie(struct kmsg_log *log, unsigned *lies)
 {
-	if (++*lies > LIES_MAX)
+	if (++*lies >= LIES_MAX)
 		return KMSG_ECORRUPT;
 	if (!kmsg__ring_sane(log, log->map + HDR_STATIC)) {
 		kmsg__ring_rebuild(log);
@@ -1450,6 +1453,18 @@ int kmsg__ring_reserve_slow(struct kmsg_log *log, uint64_t len, struct rec_hdr *
 			continue;
 		}
 		h = atomic_load_explicit(&log->dyn->head, memory_order_acquire);
+		if (h > pos || pos - h > D - REC_HDR) {
+			/* behind head, or more than a ring ahead: writers that
+			 * moved on since pos was loaded, or a lie */
+			struct walk k;
+			struct window w;
+
+			if (walk_look(log, &k, &w) < 0 && (err = meet_lie(log, &lies)) < 0)
+				return err;
+			pos = atomic_load_explicit(&log->dyn->resv_pos, memory_order_acquire);
+			sw = atomic_load_explicit(&log->dyn->resv_seq, memory_order_acquire);
+			continue;
+		}
 		gen = atomic_load_explicit(&log->aux->qgen, memory_order_acquire);      /* Q2 */
 		qlist_load(log, &ql, gen);
 		err = place(log, &ql, pos, len, &pl);
@@ -1506,6 +1521,13 @@ int kmsg__ring_reserve_slow(struct kmsg_log *log, uint64_t len, struct rec_hdr *
 			return 1;  /* passed unmarked: the record is not ours to write */
 	}
 	return 0;
+}
+
+void kmsg__ring_recheck(struct kmsg_log *log)
+{
+	unsigned lies = 0;
+
+	meet_lie(log, &lies);
 }
 
 void kmsg__ring_release_passed(struct rec_hdr *b, uint64_t rpos)
