@@ -338,6 +338,7 @@ static struct follow {
 	 * for where to go on should the numbering begin again (renumbered()) */
 	uint64_t seq_id, last_seq;
 	int64_t last_real_ns;
+	int damaged;           /* header damage seen since the last read to the end */
 } fl;
 
 /*
@@ -558,9 +559,12 @@ static int open_followed(int fail_now, int again)
  * is followed from its oldest record.  change, if not 0, is a change the
  * reader found itself (KMSG_FILE_REWRITTEN).  Returns 0, or an exit status.
  */
-/* A change check_path() tells apart from the library's: the file was
- * emptied or replaced by an empty one, and a writer has made it a log. */
-#define KMSG_FILE_MADE (-1)
+/* Changes check_path() tells apart beside the library's KMSG_FILE_*: the
+ * file was emptied or replaced by an empty one, and a writer has made it
+ * a log. */
+#define KMSG_FILE_MADE 100
+/* And: the reader found the header damaged (KMSG_ECORRUPT). */
+#define KMSG_FILE_DAMAGED 101
 
 static int check_path(struct output *o, int *read_err, int change)
 {
@@ -583,6 +587,13 @@ static int check_path(struct output *o, int *read_err, int change)
 	}
 	if (change <= KMSG_FILE_SAME)
 		return 0;  /* unchanged, or cannot tell: keep following */
+	/* Damage found again before the reader got to the end: what opens
+	 * is no better yet; looked at again after a pause, not said again. */
+	if (change == KMSG_FILE_DAMAGED && fl.damaged++) {
+		wait_for(NULL, CHECK_MS);
+		if (stop)
+			return STOPPED;
+	}
 	/* What the old file still shows first, if it is still there: a file
 	 * resized or rewritten in place may now end before the mapping. */
 	if (change == KMSG_FILE_GONE || change == KMSG_FILE_REPLACED) {
@@ -629,6 +640,10 @@ static int check_path(struct output *o, int *read_err, int change)
 	same = !memcmp(old_id, fl.ring_id, sizeof(old_id));
 	cli_error(fl.path, "%s; %s", change == KMSG_FILE_GONE ? "back" :
 		  change == KMSG_FILE_MADE ? "made anew by a writer" :
+		  change == KMSG_FILE_DAMAGED && fl.damaged > 1 ? "its header is still damaged" :
+		  change == KMSG_FILE_DAMAGED ? "its header was found damaged (a hostile "
+		  "store, or a bad disk); read through a copy rebuilt from its records until "
+		  "a writer repairs it" :
 		  change == KMSG_FILE_REPLACED ? "replaced by another file" :
 		  change == KMSG_FILE_REWRITTEN && same ? "its header was written over "
 		  "(damaged, or the log copied back over itself)" :
@@ -705,10 +720,24 @@ static int follow_loop(struct output *o)
 				return rc;
 			continue;
 		}
+		if (rc == KMSG_ECORRUPT && read_err) {
+			/* its header damaged under us: opened again, the
+			 * reader rebuilds a copy of its own from the records,
+			 * until a writer repairs the file's */
+			read_err = 0;
+			rc = out_flush(o);
+			if (rc < 0)
+				return write_failed(o, rc);
+			rc = check_path(o, &read_err, KMSG_FILE_DAMAGED);
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (rc < 0 && read_err) {
 			out_flush(o);
 			return cli_lib_error(fl.path, rc);
 		}
+		fl.damaged = 0;  /* read to the end: damage seen again is new */
 		if (rc < 0)
 			return write_failed(o, rc);
 		/* all read is written out: the cursor file may move on */

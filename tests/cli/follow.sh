@@ -375,7 +375,7 @@ seq 1 300000 | "$KMSG" emit -F "$C"
 cutpipe=$!
 sleep 0.5
 : >"$C"
-wait_for "waiting for a log there" "$T/cutzero.err" || fail "did not wait for a log: $(cat "$T/cutzero.err")"
+wait_for "waiting for a writer to make the log anew" "$T/cutzero.err" || fail "did not wait for a log: $(cat "$T/cutzero.err")"
 kill -TERM "$(cat "$T/cutzero.pid")"
 wait $cutpipe
 expect_eq 0 "$(cat "$T/cutzero.st")" "exit status after SIGTERM"
@@ -435,6 +435,35 @@ seq 2 60 | sed 's/^/r/' | "$KMSG" emit -F "$Z2"
 wait_for "r60" "$T/f.out" 5 || fail "deaf after the repair: $(tr '\n' '|' <"$T/f.out") / $(cat "$T/f.err")"
 stop_follow TERM
 expect_grep "r1\$" "$T/f.out"
+
+case_ "a header damaged under the follower: said, read on, and repaired"
+# One 8-byte store a co-writer can make (resv_pos off its 8-byte grid) and
+# the futex wake of the followers that goes with an append.
+Z3=$T/damaged.log
+seq 1 3 | sed 's/^/d/' | "$KMSG" emit -F "$Z3"
+start_follow -F "$Z3" -t -n all
+wait_for "d3" "$T/f.out" || fail "no history"
+python3 - "$Z3" <<'PY'
+import ctypes, mmap, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+size = os.fstat(fd).st_size
+m = mmap.mmap(fd, size)
+resv_pos = struct.unpack_from('<Q', m, 192)[0]
+struct.pack_into('<Q', m, 192, resv_pos | 1)
+wake = size - 128 - 4096          # the auxiliary area's first word
+struct.pack_into('<I', m, wake, struct.unpack_from('<I', m, wake)[0] + 1)
+buf = (ctypes.c_char * size).from_buffer(m)
+libc = ctypes.CDLL(None)
+libc.syscall(202, ctypes.c_void_p(ctypes.addressof(buf) + wake), 1, 2**31 - 1, None, None, 0)
+del buf
+m.close()
+PY
+wait_for "its header was found damaged" "$T/f.err" 10 || fail "not said: $(cat "$T/f.err")"
+"$KMSG" emit -F "$Z3" d4
+wait_for "d4" "$T/f.out" 10 || fail "deaf after the damage: $(cat "$T/f.err")"
+expect_grep "repaired by a writer" "$T/f.err"
+stop_follow INT
+expect_eq "d1 d2 d3 d4" "$(tr '\n' ' ' <"$T/f.out" | sed 's/ $//')" "each record once"
 
 case_ "errors"
 expect_status 1 "$KMSG" follow -F - 
