@@ -150,7 +150,8 @@ const struct poptOption emit_options[] = {
 	{ "cont", '\0', POPT_ARG_NONE, NULL, OPT_CONT,
 	  "continue the line this script left open with --no-newline", NULL },
 	{ "caller", '\0', POPT_ARG_STRING, NULL, OPT_CALLER,
-	  "the identity lines are written and continued under, instead of the script's", "ID" },
+	  "the identity lines are written and continued under, instead of the "
+	  "script's: a process of this user's, or a label from 4194304", "ID" },
 	LOGGER_OPT(0, "server", 'n', POPT_ARG_STRING),
 	LOGGER_OPT(1, "port", 'P', POPT_ARG_STRING),
 	LOGGER_OPT(2, "tcp", 'T', POPT_ARG_NONE),
@@ -541,6 +542,79 @@ static int64_t proc_start_ns(pid_t pid)
 	       (int64_t)(ticks % (unsigned long long)hz) * (1000000000 / hz);
 }
 
+/* The first id no process or thread can have (the kernel's PID_MAX_LIMIT
+ * on 64-bit systems), and the first with the top bit, which caller ids of
+ * other pid namespaces have (kmsg_caller_id()): --caller's labels lie
+ * between them. */
+#define PID_LIMIT    (1u << 22)
+#define CALLER_OTHER 0x80000000u
+#define CALLER_RULE  "a writer names only a process or thread of its own real " \
+	"uid, or a label from 4194304 to 2147483647 that no process can have " \
+	"(root names any)"
+
+/*
+ * The real uid of process or thread pid of this pid namespace, from the
+ * Uid line of /proc/PID/status; -1 if there is no such process here.
+ */
+static long long proc_uid(uint32_t pid)
+{
+	char path[64], buf[4096], *p;
+	unsigned long long uid;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* the name before it shows a newline escaped */
+	p = strstr(buf, "\nUid:");
+	if (p == NULL || sscanf(p + 5, "%llu", &uid) != 1)
+		return -1;
+	return (long long)uid;
+}
+
+/*
+ * Whether this process may write under --caller id, whose open line it
+ * would continue or end: only as a caller it could be.  Root names any.
+ * Another user names a live process or thread of its own real uid, whose
+ * lines count only from when it started (the id may have been another
+ * user's before: the check the script's own identity gets), or a label
+ * no process id can be.  An id of no live process is refused: the line a
+ * process left open when it died cannot be shown to be the writer's.
+ * Sets *since_ns for the line looked for; returns 0, or EXIT_FAIL after
+ * saying why.
+ */
+static int check_caller(int64_t *since_ns, uint32_t id)
+{
+	uid_t me = getuid();
+	long long uid;
+	int64_t start;
+
+	*since_ns = INT64_MIN;
+	if (me == 0 || geteuid() == 0 || (id >= PID_LIMIT && id < CALLER_OTHER))
+		return 0;
+	if (id >= CALLER_OTHER)
+		return cli_error("--caller", "%" PRIu32 " has the top bit set, which only "
+				 "writers of other pid namespaces have: " CALLER_RULE, id);
+	uid = proc_uid(id);
+	if (uid < 0)
+		return cli_error("--caller", "no process %" PRIu32 " is running: a line "
+				 "left open under the id of a process that is gone cannot "
+				 "be shown to be this user's; " CALLER_RULE, id);
+	if (uid != (long long)me)
+		return cli_error("--caller", "process %" PRIu32 " is another user's (uid "
+				 "%lld): " CALLER_RULE, id, uid);
+	start = proc_start_ns((pid_t)id);
+	*since_ns = start < 0 ? INT64_MIN : start;
+	return 0;
+}
+
 /* One caller whose open line may be continued: who, and since when a
  * line of it counts (in this boot). */
 struct candidate {
@@ -618,7 +692,7 @@ static int find_open_lines(struct kmsg_log *log, struct candidate *c, size_t nc)
  * EXIT_FAIL after reporting an error of the log.
  */
 static int find_script(struct script *s, struct kmsg_log *log, const char *path,
-		       uint32_t caller_opt, int cont)
+		       uint32_t caller_opt, int64_t caller_since, int cont)
 {
 	struct candidate c[2];
 	size_t nc = 0;
@@ -626,11 +700,12 @@ static int find_script(struct script *s, struct kmsg_log *log, const char *path,
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	s->caller = caller_opt ? caller_opt : kmsg_caller_id((uint32_t)parent);
+	/* --caller's id is of this pid namespace, as the script's own is */
+	s->caller = kmsg_caller_id(caller_opt ? caller_opt : (uint32_t)parent);
 	if (caller_opt) {
 		if (!cont)
 			return 0;
-		c[nc++] = (struct candidate){ caller_opt, INT64_MIN, 0, 0 };
+		c[nc++] = (struct candidate){ s->caller, caller_since, 0, 0 };
 	} else {
 		/* Its own pid first: a shell may have run this emit in its
 		 * place.  Usually nothing of it is found in the newest few
@@ -800,6 +875,12 @@ static int build_fields(struct kmsg_field *out, const struct emit_opts *o)
 		const char *w = o->fields[i], *eq = strchr(w, '=');
 		if (eq == NULL)
 			return cli_usage_error("emit", "--field", "'%s': use KEY=VALUE", w);
+		if (*w == '_')
+			return cli_error("--field", "bad key '%.*s': keys beginning with _ "
+					 "name facts the kernel vouches for, which only a "
+					 "trusted ingester records (kmsg(5), Trust); what a "
+					 "writer says is under a key from A-Z",
+					 (int)(eq - w), w);
 		if (!kmsg_key_valid(w, (size_t)(eq - w)))
 			return cli_error("--field", "bad key '%.*s': a key is 1 to %u "
 					 "characters of A-Z, 0-9 and _, starting with a letter A-Z",
@@ -870,6 +951,7 @@ int cmd_emit(int argc, const char **argv)
 	const char *path, *tag = NULL, *input_name = "stdin";
 	poptContext con = NULL;
 	uint32_t id = 0, caller = 0;
+	int64_t caller_since = INT64_MIN;
 	size_t nfields = 0;
 	int status = EXIT_FAIL, in_fd = -1, r;
 
@@ -912,6 +994,9 @@ int cmd_emit(int argc, const char **argv)
 					 "number from 1)", o.caller);
 		goto out;
 	}
+	if (caller && (status = check_caller(&caller_since, caller)) != 0)
+		goto out;
+	status = EXIT_USAGE;
 	if (o.max_text && parse_number(&co.max_text, o.max_text, KMSG_MAX_TEXT_LIMIT) < 0) {
 		status = cli_usage_error("emit", "--max-text", "'%s' is not a length from 1 "
 					 "to %u bytes", o.max_text, KMSG_MAX_TEXT_LIMIT);
@@ -1017,7 +1102,7 @@ int cmd_emit(int argc, const char **argv)
 		}
 	}
 
-	if (find_script(&script, em.log, path, caller, o.cont) != 0)
+	if (find_script(&script, em.log, path, caller, caller_since, o.cont) != 0)
 		goto out;
 	em.entry.caller = script.caller;
 	em.entry.pid = id;

@@ -182,4 +182,51 @@ case_ "--help lists the options"
 expect_grep "--show-caller" "$T/help"
 expect_grep "--show-pid" "$T/help"
 
+# ---- emit --caller: only a caller the writer could be -----------------------
+
+case_ "emit --caller: another user's process, a gone one or another namespace's id is refused"
+if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! command -v setpriv >/dev/null; then
+	echo "caller: not root, or no useradd or setpriv: skipping the checks across users" >&2
+else
+	U=kmsg-caller-$$-$RANDOM
+	useradd -r -M -N -s /usr/sbin/nologin "$U" || fail "useradd $U"
+	trap 'userdel "$U" 2>/dev/null; rm -rf "$T"' EXIT
+	uid=$(id -u "$U") gid=$(id -g "$U")
+	as_user() { setpriv --reuid="$uid" --regid="$gid" --clear-groups "$@"; }
+	S=$T/shared.log
+	chmod 755 "$T"
+	"$KMSG" emit -F "$S" "made by root" && chmod 666 "$S" || fail "the shared log"
+	# a root process (a shell, say) with a line open
+	sleep 60 & rootpid=$!
+	"$KMSG" emit -F "$S" --caller "$rootpid" --no-newline "root: removing "
+	rule="a writer names only a process or thread of its own real uid, or a label from 4194304 to 2147483647 that no process can have (root names any)"
+	expect_status 1 as_user "$KMSG" emit -F "$S" --caller "$rootpid" --cont "nothing"
+	expect_eq "kmsg: --caller: process $rootpid is another user's (uid 0): $rule" \
+		"$(cat "$T/err")" "--cont under root's process"
+	expect_status 1 as_user "$KMSG" emit -F "$S" --caller "$rootpid" "ends root's line"
+	kill "$rootpid"; wait "$rootpid" 2>/dev/null
+	expect_status 1 as_user "$KMSG" emit -F "$S" --caller "$rootpid" --cont "nothing"
+	expect_eq "kmsg: --caller: no process $rootpid is running: a line left open under the id of a process that is gone cannot be shown to be this user's; $rule" \
+		"$(cat "$T/err")" "--cont under a gone process"
+	expect_status 1 as_user "$KMSG" emit -F "$S" --caller 2147483700 "x"
+	expect_grep "^kmsg: --caller: 2147483700 has the top bit set" "$T/err"
+	# root's line is as root left it: open, no one else's words in it
+	"$KMSG" read -F "$S" -t >"$T/out" 2>&1
+	expect_eq "made by root
+root: removing " "$(cat "$T/out")" "the log"
+	# a process of the user's own, and a label, pair up as before
+	setpriv --reuid="$uid" --regid="$gid" --clear-groups sleep 60 & mine=$!
+	sleep 0.2
+	as_user "$KMSG" emit -F "$S" --caller "$mine" --no-newline "mine: a " &&
+	as_user "$KMSG" emit -F "$S" --caller "$mine" --cont "b" &&
+	as_user "$KMSG" emit -F "$S" --caller 5000000 --no-newline "label: c " &&
+	as_user "$KMSG" emit -F "$S" --caller 5000000 --cont "d" || fail "the user's own callers were refused"
+	kill "$mine"; wait "$mine" 2>/dev/null
+	"$KMSG" read -F "$S" -t >"$T/out" 2>&1
+	expect_eq "made by root
+root: removing 
+mine: a b
+label: c d" "$(cat "$T/out")" "the user's lines"
+fi
+
 finish

@@ -214,6 +214,15 @@ expect_status 1 "$KMSG" emit --field "BIG=$(long 5000)" x
 expect_grep "4096" "$T/err"
 expect_eq 0 "$(nrecords)" "records after too big fields"
 
+case_ "--field: keys beginning with _ are the kernel's facts, which emit cannot claim"
+fresh
+for f in _PID=1 _UID=0 _GID=0 _X=y; do
+	expect_status 1 "$KMSG" emit --field "$f" x
+	expect_eq "kmsg: --field: bad key '${f%%=*}': keys beginning with _ name facts the kernel vouches for, which only a trusted ingester records (kmsg(5), Trust); what a writer says is under a key from A-Z" \
+		"$(cat "$T/err")" "--field $f"
+done
+expect_eq no "$([ -e "$KMSG_FILE" ] && echo yes || echo no)" "log created"
+
 case_ "too long: an error with the limit, exit 1, nothing written"
 fresh
 "$KMSG" emit start
