@@ -53,3 +53,15 @@ else()
     file(INSTALL DESTINATION \"\${kmsg_fish_dir}\" TYPE FILE
          FILES \"${CMAKE_CURRENT_LIST_DIR}/../completions/kmsg.fish\")")
 endif()
+
+# systemd units: lib/systemd/system under the prefix, which systemd searches
+# for /usr/local as for /usr (systemd.unit(5)); KMSG_SYSTEMD_UNIT_DIR
+# chooses another.  The service names the installed kmsg by its full path.
+set(KMSG_SYSTEMD_UNIT_DIR "lib/systemd/system" CACHE PATH
+    "where the systemd units are installed (relative: under the prefix)")
+set(KMSG_BINDIR ${CMAKE_INSTALL_FULL_BINDIR})
+configure_file(${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-dump.service.in
+               ${CMAKE_BINARY_DIR}/systemd/kmsg-dump.service @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/systemd/kmsg-dump.service
+              ${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-dump.timer
+        DESTINATION ${KMSG_SYSTEMD_UNIT_DIR})

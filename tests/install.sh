@@ -169,5 +169,25 @@ else
 	ok
 fi
 
+# ---- the systemd units -------------------------------------------------------
+# Installed, checked by systemd's own verifier where it is, and the dump
+# service's command run as systemd runs it (%% is %), on a log of the
+# test's own and with the kmsg just installed.
+U=$T/usr/lib/systemd/system
+if [ -f "$U/kmsg-dump.service" ] && [ -f "$U/kmsg-dump.timer" ]; then ok; else
+	fail "no kmsg-dump.service and kmsg-dump.timer in $U"; fi
+if command -v systemd-analyze >/dev/null; then
+	if systemd-analyze verify --man=no "$U/kmsg-dump.service" "$U/kmsg-dump.timer" \
+		>"$T/verify.log" 2>&1; then ok; else fail "systemd-analyze verify: $(cat "$T/verify.log")"; fi
+fi
+exec_start=$(sed -n 's/^ExecStart=\/bin\/sh -c //p' "$U/kmsg-dump.service" |
+	sed "s/^'//; s/'\$//; s/%%/%/g; s#[^ ]*/kmsg dump#$T/usr/bin/kmsg dump#")
+"$T/usr/bin/kmsg" emit -F "$T/logs/unit.kmsg" "kept by the timer"
+mkdir "$T/archive"
+if KMSG_FILE=$T/logs/unit.kmsg KMSG_ARCHIVE=$T/archive sh -c "$exec_start" 2>"$T/unit.err" &&
+	"$T/usr/bin/kmsg" read -t -F "$T"/archive/kmsg-*Z.kmsg.gz >"$T/unit.out" 2>>"$T/unit.err" &&
+	[ "$(cat "$T/unit.out")" = "kept by the timer" ]; then ok; else
+	fail "kmsg-dump.service's command ($exec_start): $(cat "$T/unit.err")"; fi
+
 printf 'install: %d passed, %d failed\n' "$passed" "$failed"
 [ "$failed" = 0 ]
