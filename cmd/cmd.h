@@ -162,12 +162,25 @@ struct cli_temp {
 };
 
 /*
+ * Whether kmsg may put a file of its own at path (cli_temp_beside() and
+ * cli_replace() ask): 0 if nothing is there, or a regular file of the
+ * user's own (or of root's), with *mode the new file's: the old one's
+ * permission bits if it was the user's own (never setuid, setgid or
+ * sticky), else dflt less the umask.  Otherwise -ELOOP (a symbolic link,
+ * which is neither followed nor replaced), -EPERM (a file of another
+ * user's: planted, in a sticky directory, for the user to write), -ENODEV
+ * (a FIFO, a device or a socket), -EISDIR, or -errno of lstat().
+ */
+int cli_replaceable(const char *path, mode_t dflt, mode_t *mode);
+
+/*
  * A new file beside path, to take its place once complete (cli_replace()),
- * its owner's alone until then.  Where the file system can (O_TMPFILE)
- * it has no name until cli_replace() gives it one, so a command
- * interrupted or killed half-way leaves nothing behind; elsewhere it is
- * "<path>.tmp-XXXXXX", made exclusively, which cli_temp_drop() removes.
- * Returns 0 with t->fd open, or -errno.
+ * its owner's alone until then; refused as cli_replaceable() says, before
+ * anything is made.  Where the file system can (O_TMPFILE) it has no name
+ * until cli_replace() gives it one, so a command interrupted or killed
+ * half-way leaves nothing behind; elsewhere it is "<path>.tmp-XXXXXX",
+ * made exclusively, which cli_temp_drop() removes.  Returns 0 with t->fd
+ * open, or -errno.
  */
 int cli_temp_beside(struct cli_temp *t, const char *path);
 
@@ -175,13 +188,35 @@ int cli_temp_beside(struct cli_temp *t, const char *path);
 void cli_temp_drop(struct cli_temp *t);
 
 /*
- * Puts the complete file t in path's place: given the mode of the file it
- * replaces (dflt less the umask for a new one), synced, renamed over path
- * (after a name beside it, for a file that has none yet), and the
- * directory synced, so that after a crash path is the old file or the new
- * one, whole.  Gives t up, on failure too.  Returns 0 or -errno.
+ * Puts the complete file t in path's place, if cli_replaceable() still
+ * allows: given the mode it says, synced, renamed over path (after a name
+ * beside it, for a file that has none yet), and the directory synced, so
+ * that after a crash path is the old file or the new one, whole.  Gives t
+ * up, on failure too.  Returns 0 or -errno.
  */
 int cli_replace(struct cli_temp *t, const char *path, mode_t dflt);
+
+/* How long cli_open_special() waits for a FIFO's reader. */
+#define CLI_SPECIAL_WAIT_S 5
+
+/*
+ * Opens path, a FIFO or a device the user asked to write into (never a
+ * regular file: those are replaced), for writing: not through a symbolic
+ * link, only if it is the user's own or root's, and a FIFO only once a
+ * reader has it open (CLI_SPECIAL_WAIT_S seconds at most).  Returns the
+ * descriptor, blocking, or -ELOOP, -EPERM, -ENODEV (a socket or a regular
+ * file), -EISDIR, -ENXIO (no reader came), -EAGAIN (another file put
+ * there meanwhile), or -errno.
+ */
+int cli_open_special(const char *path);
+
+/*
+ * Says why path cannot be written (err from cli_replaceable(),
+ * cli_temp_beside(), cli_replace() or cli_open_special()), with what to
+ * do; special, if not NULL, is the fix for a FIFO or a device.  Returns
+ * EXIT_FAIL.
+ */
+int cli_output_error(const char *path, int err, const char *special);
 
 /*
  * Opens the log at path: for reading (flags 0) or writing.  With create

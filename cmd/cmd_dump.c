@@ -4,8 +4,11 @@
  *
  * The dump goes to standard output (never to a terminal) or, with -o, to
  * a new file beside FILE that takes its place once complete, so a failed
- * dump never leaves a half file under the name asked for (a device or a
- * FIFO is written into instead, as standard output is).
+ * dump never leaves a half file under the name asked for.  FILE is never
+ * another user's, nor a symbolic link (cli_replaceable()): a dump run as
+ * root into /tmp must not go where another user planted a file for it.
+ * A device or a FIFO is written into only with --special, as standard
+ * output is.
  *
  * It compresses at zlib's level 1 unless told otherwise: on a log of short
  * records level 6 takes four times the CPU for a dump 6% smaller, and a
@@ -24,13 +27,15 @@
 #include <unistd.h>
 
 static const char *file_opt, *output_opt;
-static int verbose, level = 1;
+static int verbose, special, level = 1;
 
 const struct poptOption dump_options[] = {
 	{ "file", 'F', POPT_ARG_STRING, &file_opt, 0,
 	  "the log to dump (read permission is enough; -: standard input)", "PATH" },
 	{ "output", 'o', POPT_ARG_STRING, &output_opt, 0,
 	  "write the dump to FILE instead of standard output", "FILE" },
+	{ "special", '\0', POPT_ARG_NONE, &special, 0,
+	  "-o may name a FIFO or a device of your own or root's: write into it", NULL },
 	{ "level", '\0', POPT_ARG_INT, &level, 0,
 	  "compression level, 1 (fastest, the default) to 9 (smallest)", "N" },
 	{ "verbose", 'v', POPT_ARG_NONE, &verbose, 0,
@@ -73,23 +78,28 @@ static int is_the_log(const struct stat *st, const char *path, const struct src 
 }
 
 /*
- * Opens -o's file: a device, a FIFO or a link to one (/dev/stdout) is
- * written into as standard output is (replacing it would put a plain
- * file in its place, in /dev as root); anything else gets a new file
- * that takes its place once complete (cli_temp_beside()), unless it is
- * the log itself.  Returns the descriptor (*tmp set for a new file), or
- * -1 after saying why not.
+ * Opens -o's file: a new file that takes its place once complete
+ * (cli_temp_beside()), unless it is the log itself; with --special, a
+ * device or a FIFO is written into instead, as standard output is
+ * (cli_open_special()), never a terminal.  Returns the descriptor (*tmp
+ * set for a new file), or -1 after saying why not.
  */
 static int open_output(struct cli_temp *tmp, int *have_tmp, const char *name,
 		       const char *path, const struct src *s)
 {
 	struct stat st;
-	int fd, rc, exists = stat(name, &st) == 0;
+	int fd, rc;
 
-	if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		fd = open(name, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (stat(name, &st) == 0 && S_ISREG(st.st_mode) && is_the_log(&st, path, s)) {
+		cli_error(name, "is the log being dumped: the dump would take its place "
+			  "and its records would be lost; give -o another file");
+		return -1;
+	}
+	rc = cli_temp_beside(tmp, name);
+	if (rc == -ENODEV && special) {
+		fd = cli_open_special(name);
 		if (fd < 0) {
-			cli_error(name, "%s", strerror(errno));
+			cli_output_error(name, fd, NULL);
 			return -1;
 		}
 		if (isatty(fd)) {
@@ -100,14 +110,9 @@ static int open_output(struct cli_temp *tmp, int *have_tmp, const char *name,
 		}
 		return fd;
 	}
-	if (exists && S_ISREG(st.st_mode) && is_the_log(&st, path, s)) {
-		cli_error(name, "is the log being dumped: the dump would take its place "
-			  "and its records would be lost; give -o another file");
-		return -1;
-	}
-	rc = cli_temp_beside(tmp, name);
 	if (rc < 0) {
-		cli_error(name, "%s", strerror(-rc));
+		cli_output_error(name, rc, "-o writes into a FIFO or a device only with "
+				 "--special (or give -o - and redirect standard output)");
 		return -1;
 	}
 	*have_tmp = 1;
@@ -136,6 +141,11 @@ int cmd_dump(int argc, const char **argv)
 	}
 	if (output_opt && cli_path_given("dump", "--output", output_opt, "output") != 0) {
 		status = EXIT_USAGE;
+		goto out;
+	}
+	if (special && !output_opt) {
+		status = cli_usage_error("dump", "--special", "says what -o may name: give "
+					 "-o FILE too");
 		goto out;
 	}
 	if (output_opt && !strcmp(output_opt, "-"))
@@ -192,7 +202,7 @@ int cmd_dump(int argc, const char **argv)
 		fd = STDOUT_FILENO;
 		have_tmp = 0;
 		if (rc < 0) {
-			cli_error(out_name, "%s", strerror(-rc));
+			cli_output_error(out_name, rc, NULL);
 			goto out;
 		}
 	} else {

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -369,14 +370,55 @@ static int temp_name(struct cli_temp *t, const char *path)
 	return 0;
 }
 
+/* dflt less the umask: a new file's mode. */
+static mode_t new_mode(mode_t dflt)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	return dflt & ~mask;
+}
+
+int cli_replaceable(const char *path, mode_t dflt, mode_t *mode)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		*mode = new_mode(dflt);
+		return 0;
+	}
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return -ENODEV;
+	/* what another user made is theirs, wherever it is: in a sticky
+	 * directory (/tmp) above all, where it may be planted to be written */
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return -EPERM;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	/* never setuid, setgid or sticky: those were given to a file, not
+	 * to the name; and root's file is not the user's to copy */
+	*mode = st.st_uid == geteuid() ? st.st_mode & 0777 : new_mode(dflt);
+	return 0;
+}
+
 int cli_temp_beside(struct cli_temp *t, const char *path)
 {
 	char dirbuf[PATH_MAX];
 	const char *dir = cli_dir_of(path, dirbuf, sizeof(dirbuf));
+	mode_t mode;
+	int err;
 
+	t->fd = -1;
 	t->name[0] = '\0';
 	if (dir == NULL)
 		return -ENAMETOOLONG;
+	err = cli_replaceable(path, 0600, &mode);
+	if (err < 0)
+		return err;
 	t->fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 	if (t->fd >= 0)
 		return 0;
@@ -434,21 +476,13 @@ int cli_replace(struct cli_temp *t, const char *path, mode_t dflt)
 {
 	char dirbuf[PATH_MAX];
 	const char *dir = cli_dir_of(path, dirbuf, sizeof(dirbuf));
-	struct stat old;
-	mode_t mode;
-	int dfd, err = 0;
+	mode_t mode = 0;
+	int dfd, err;
 
-	/* made 0600: the old file's mode, or a new one's (a symbolic link
-	 * is replaced, not followed: its target's mode is not the new
-	 * file's business) */
-	if (lstat(path, &old) == 0 && S_ISREG(old.st_mode)) {
-		mode = old.st_mode & 07777;
-	} else {
-		mode = umask(0);
-		umask(mode);
-		mode = dflt & ~mode;
-	}
-	if (fchmod(t->fd, mode) < 0 || fsync(t->fd) < 0)
+	/* asked again: what is at path now may not be what was there when
+	 * the file was begun (a follower keeps its cursor file for hours) */
+	err = cli_replaceable(path, dflt, &mode);
+	if (err == 0 && (fchmod(t->fd, mode) < 0 || fsync(t->fd) < 0))
 		err = -errno;
 	if (err == 0 && dir == NULL)
 		err = -ENAMETOOLONG;
@@ -473,6 +507,82 @@ int cli_replace(struct cli_temp *t, const char *path, mode_t dflt)
 		err = -errno;
 	close(dfd);
 	return err;
+}
+
+int cli_open_special(const char *path)
+{
+	struct stat st;
+	int fd = -1;
+
+	/* a FIFO's reader may be starting beside us (cat fifo & kmsg ...):
+	 * a while to come, not for ever */
+	for (int tries = 0; fd < 0; tries++) {
+		if (lstat(path, &st) < 0)
+			return -errno;
+		if (S_ISLNK(st.st_mode))
+			return -ELOOP;
+		if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+			return S_ISDIR(st.st_mode) ? -EISDIR : -ENODEV;
+		/* checked before the open too: opening a device may act */
+		if (st.st_uid != geteuid() && st.st_uid != 0)
+			return -EPERM;
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0 && (errno != ENXIO || !S_ISFIFO(st.st_mode)))
+			return -errno;
+		if (fd < 0 && tries == CLI_SPECIAL_WAIT_S * 10)
+			return -ENXIO;
+		if (fd < 0)
+			nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
+	}
+	if (fstat(fd, &st) < 0 ||
+	    (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) ||
+	    (st.st_uid != geteuid() && st.st_uid != 0)) {
+		close(fd);
+		return -EAGAIN;  /* another file put there since the lstat() */
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int cli_output_error(const char *path, int err, const char *special)
+{
+	struct stat st;
+	const char *kind = "neither a regular file nor a directory";
+	int sock = 0;
+
+	switch (err) {
+	case -ELOOP:
+		return cli_error(path, "is a symbolic link; kmsg neither writes through "
+				 "a link nor replaces one: give the path of the file itself");
+	case -EPERM:
+		return cli_error(path, "owned by another user; refusing to write to it or "
+				 "replace it: give a path of your own (remove the file first "
+				 "if it is not wanted)");
+	case -EISDIR:
+		return cli_error(path, "is a directory; give a file's path");
+	case -ENODEV:
+		if (lstat(path, &st) == 0) {
+			sock = S_ISSOCK(st.st_mode);
+			kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ?
+			       "a character device" : S_ISBLK(st.st_mode) ? "a block device" :
+			       sock ? "a socket" : kind;
+		}
+		return cli_error(path, "is %s; %s", kind, special && !sock ? special :
+				 "kmsg puts a file of its own there only in place of a "
+				 "regular file: give another path");
+	case -ENXIO:
+		return cli_error(path, "a FIFO that no process opened for reading within "
+				 "%d seconds; start its reader first", CLI_SPECIAL_WAIT_S);
+	case -EAGAIN:
+		return cli_error(path, "replaced by another file while it was opened; "
+				 "refusing to write to it");
+	}
+	return cli_error(path, "%s", strerror(-err));
 }
 
 int cli_one_host(void)

@@ -20,7 +20,9 @@
  * A cursor file is replaced, never written in place: the new text goes
  * to a temporary file beside it, which is synced and renamed over it, and
  * the directory is synced; so a crash at any moment leaves the old cursor
- * or the new one, whole.
+ * or the new one, whole.  It is neither read nor replaced if it is a
+ * symbolic link or another user's (cli_replaceable()): a cursor file kept
+ * in /tmp by root must not be one another user planted there.
  */
 #define _GNU_SOURCE
 #include "output.h"
@@ -214,23 +216,39 @@ static int read_cursor_file(struct kmsg_position *pos, const char *file)
 	const char *why;
 	struct stat st;
 	ssize_t n;
-	/* without waiting: a FIFO would block the open until a writer came */
-	int fd = open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	/* without waiting: a FIFO would block the open until a writer came;
+	 * nor through a link, which would not be replaced at the end */
+	int fd = open(file, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0 && errno == ENOENT)
 		return 0;
+	if (fd < 0 && errno == ELOOP) {
+		cli_output_error(file, -ELOOP, NULL);
+		return -1;
+	}
 	if (fd < 0) {
 		cli_error(file, "cannot read the cursor file: %s", strerror(errno));
 		return -1;
 	}
 	/* a FIFO, a device or a directory is no cursor file, and would be
 	 * replaced by one at the end: refused before anything is read */
-	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		cli_error(file, "cannot read the cursor file: %s", strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		cli_error(file, "not a regular file (%s): --cursor-file keeps the cursor in "
 			  "a file of its own, which it replaces: give another path",
 			  S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" :
 			  S_ISSOCK(st.st_mode) ? "a socket" : "a device");
+		return -1;
+	}
+	/* another user's cursor would say where to start, and be replaced */
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		close(fd);
+		cli_output_error(file, -EPERM, NULL);
 		return -1;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -270,6 +288,10 @@ static int probe_dir(const char *file)
 	if (err == 0) {
 		cli_temp_drop(&t);
 		return 0;
+	}
+	if (err == -ELOOP || err == -EPERM || err == -ENODEV || err == -EISDIR) {
+		cli_output_error(file, err, NULL);
+		return -1;
 	}
 	cli_error(file, "cannot keep the cursor file: no file can be made in %s (%s), "
 		  "and the cursor is replaced through one: give a --cursor-file in a "
@@ -457,7 +479,10 @@ int cur_end(struct cursor *c, struct output *o)
 			return out_fail(o, rc);
 	}
 	/* not again if a follower's last save wrote it already */
-	if (unsaved(c) && (rc = save_now(c)) < 0)
+	if (unsaved(c) && (rc = save_now(c)) < 0) {
+		if (rc == -ELOOP || rc == -EPERM || rc == -ENODEV || rc == -EISDIR)
+			return cli_output_error(c->file, rc, NULL);
 		return cli_error(c->file, "cannot write the cursor file: %s", strerror(-rc));
+	}
 	return EXIT_OK;
 }

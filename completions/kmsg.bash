@@ -117,7 +117,7 @@ _kmsg()
 	follow) opts="-F --file -n --lines --fail-missing $_kmsg_output_opts
 			$_kmsg_grep_opts $_kmsg_cursor_opts" ;;
 	clear)  opts='-F --file' ;;
-	dump)   opts='-F --file -o --output --level -v --verbose' ;;
+	dump)   opts='-F --file -o --output --special --level -v --verbose' ;;
 	stat)   opts='-F --file -J --json' ;;
 	help | options)
 		((cword == 2)) && _kmsg_words "$_kmsg_commands"

@@ -144,6 +144,7 @@ complete -c kmsg -n $c -l cursor-file -r -F -d "start after the cursor in FILE; 
 # kmsg dump
 set -l c '__kmsg_is dump'
 complete -c kmsg -n $c -s o -l output -r -F -d "write the dump to FILE"
+complete -c kmsg -n $c -l special -d "-o may be a FIFO or a device: write into it"
 complete -c kmsg -n $c -l level -x -a '1 2 3 4 5 6 7 8 9' -d "compression level (default 1)"
 complete -c kmsg -n $c -s v -l verbose -d "report records and bytes written"
 

@@ -155,15 +155,16 @@ expect_eq "" "$(grep 'remove it' "$T/err")" "no advice to remove a device"
 expect_status 1 "$KMSG" read --cursor-file "$T"
 expect_grep "not a regular file (a directory)" "$T/err"
 
-case_ "--cursor-file that is a symbolic link: read through, replaced, its target untouched"
+case_ "--cursor-file that is a symbolic link: refused before reading, the link and its target untouched"
 "$KMSG" read --cursor-file "$T/target.cf" >/dev/null
 cp "$T/target.cf" "$T/target.before"
 ln -s target.cf "$T/link.cf"
 "$KMSG" emit linked
-"$KMSG" read -t --cursor-file "$T/link.cf" >"$T/out"
-expect_eq "linked" "$(cat "$T/out")" "started after the target's cursor"
+expect_status 1 "$KMSG" read -t --cursor-file "$T/link.cf"
+expect_eq "" "$(cat "$T/out")" "nothing printed"
+expect_grep "link.cf: is a symbolic link; kmsg neither writes through a link nor replaces one" "$T/err"
 expect_file_eq "$T/target.before" "$T/target.cf"
-[ -f "$T/link.cf" ] && [ ! -L "$T/link.cf" ] && ok || fail "the link not replaced by a file"
+[ -L "$T/link.cf" ] && ok || fail "the link replaced"
 
 case_ "--cursor-file in a directory where it cannot be replaced: said before reading"
 expect_status 1 "$KMSG" read -t --cursor-file "$T/none/c"

@@ -36,6 +36,12 @@ expect_status 0 "$KMSG" dump -F "$L" -o "$T/old.gz"
 "$KMSG" read -F "$T/old.gz" -r >"$T/got"
 expect_file_eq "$T/want" "$T/got"
 
+case_ "-o over a file of one's own keeps its permission bits, never setuid or setgid"
+echo old >"$T/suid.gz"
+chmod 6750 "$T/suid.gz"
+expect_status 0 "$KMSG" dump -F "$L" -o "$T/suid.gz"
+expect_eq 750 "$(stat -c %a "$T/suid.gz")" "the new file's mode"
+
 case_ "-o naming the log itself, or a link to it, is refused and the log kept"
 cp "$L" "$T/self.k"
 ln "$T/self.k" "$T/self-hard.k"
@@ -47,18 +53,26 @@ done
 "$KMSG" read -F "$T/self.k" -r >"$T/got"
 expect_file_eq "$T/want" "$T/got"
 
-case_ "-o onto a FIFO, or a link to one, writes into it and leaves it in place"
+case_ "-o onto a FIFO: refused, unless --special, which writes into it and leaves it in place"
 mkfifo "$T/fifo"
 ln -s fifo "$T/fifo-link"
-for o in "$T/fifo" "$T/fifo-link"; do
-	timeout 20 cat "$T/fifo" >"$T/from-fifo" &
-	expect_status 0 "$KMSG" dump -F "$L" -o "$o"
-	wait
-	"$KMSG" read -F "$T/from-fifo" -r >"$T/got"
-	expect_file_eq "$T/want" "$T/got"
-done
+expect_status 1 "$KMSG" dump -F "$L" -o "$T/fifo"
+expect_grep "fifo: is a FIFO; -o writes into a FIFO or a device only with --special" "$T/err"
+timeout 20 cat "$T/fifo" >"$T/from-fifo" &
+expect_status 0 "$KMSG" dump -F "$L" -o "$T/fifo" --special
+wait
+"$KMSG" read -F "$T/from-fifo" -r >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+expect_status 1 "$KMSG" dump -F "$L" -o "$T/fifo-link" --special
+expect_grep "fifo-link: is a symbolic link; kmsg neither writes through a link" "$T/err"
 expect_eq "fifo symbolic link" "$(stat -c %F "$T/fifo" "$T/fifo-link" | tr '\n' ' ' |
 	sed 's/ $//')" "the FIFO and its link"
+
+case_ "-o --special onto a FIFO nobody reads: refused after a while, not blocked for ever"
+start=$(date +%s)
+expect_status 1 timeout 60 "$KMSG" dump -F "$L" -o "$T/fifo" --special
+expect_grep "fifo: a FIFO that no process opened for reading within 5 seconds; start its reader first" "$T/err"
+[ $(( $(date +%s) - start )) -lt 30 ] && ok || fail "took $(( $(date +%s) - start )) s"
 
 case_ "-o '' is an error, not standard output"
 expect_status 2 "$KMSG" dump -F "$L" -o ''
