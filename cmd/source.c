@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -322,10 +323,27 @@ void src_dump_damaged(const char *name)
 		  "stops) and kmsg read -F that file");
 }
 
+/* Where a dump's decompressed copy goes when it is large (kmsg(1),
+ * ENVIRONMENT): $TMPDIR, else /tmp, as for read --reverse. */
+static const char *src_tmpdir(void)
+{
+	const char *dir = getenv("TMPDIR");
+
+	return dir && *dir ? dir : "/tmp";
+}
+
 /* Words a libkmsg error about a dump or a log copied from a pipe. */
 static void src_lib_error(const struct src *s, int rc)
 {
-	if (rc == KMSG_ECORRUPT && s->kind == SRC_DUMP)
+	if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG || rc == -EACCES ||
+	    rc == -EPERM || rc == -EROFS || rc == -ENOENT || rc == -ENOTDIR)
+		/* only the copy's file is opened or written by name */
+		cli_error(s->name, "cannot %s it into a temporary file in %s: %s (set "
+			  "TMPDIR to a writable directory with room for %s)",
+			  s->kind == SRC_DUMP ? "decompress" : "copy", src_tmpdir(),
+			  strerror(-rc), s->kind == SRC_DUMP ? "the log it holds, whose "
+			  "size kmsg stat -F gives" : "the log");
+	else if (rc == KMSG_ECORRUPT && s->kind == SRC_DUMP)
 		src_dump_damaged(s->name);
 	else if (rc == KMSG_ECORRUPT)
 		cli_error(s->name, "a damaged log, or one cut short (its header "
@@ -336,15 +354,17 @@ static void src_lib_error(const struct src *s, int rc)
 
 struct kmsg_log *src_open_log(struct src *s, unsigned flags)
 {
+	struct kmsg_dump_open_opts o = KMSG_DUMP_OPEN_OPTS_INIT;
 	struct kmsg_log *log = NULL;
 	int rc;
 
 	if (s->kind == SRC_LOG && !s->stream)
 		return cli_open_log(s->name, flags, NULL);
-	/* a dump, or a log arriving on a pipe: into memory, from the bytes
-	 * taken to look at it on */
-	rc = kmsg_dump_open_fd(&log, s->fd, s->head + s->head_pos,
-			       s->head_len - s->head_pos);
+	/* a dump, or a log arriving on a pipe: copied, from the bytes taken
+	 * to look at it on, into memory or past 16 MiB a file in TMPDIR */
+	o.tmpdir = src_tmpdir();
+	rc = kmsg_dump_open_fd_opts(&log, s->fd, s->head + s->head_pos,
+				    s->head_len - s->head_pos, &o);
 	s->head_pos = s->head_len;
 	if (rc < 0) {
 		src_lib_error(s, rc);

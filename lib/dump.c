@@ -92,9 +92,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -792,31 +794,67 @@ static int isize_matches(int fd, uint64_t size)
 }
 
 /*
+ * n bytes (at most IN_BUF) of the copy at off into p, fewer only at its
+ * end (a regular file or a memfd: one pread() gives them all); or -errno.
+ * The copy is looked at this way, never mapped: pages of a mapping that
+ * are touched count in the process's memory, a dump of gigabytes all of
+ * them.
+ */
+static ssize_t pread_copy(int fd, unsigned char *p, size_t n, uint64_t off)
+{
+	ssize_t k = pread(fd, p, n, (off_t)off);
+
+	return k < 0 ? -errno : k;
+}
+
+/* A window of IN_BUF bytes on the copy's data area, read as needed. */
+struct data_win {
+	int fd;
+	unsigned char *buf;
+	uint64_t from, len;  /* the data bytes buf holds */
+};
+
+/* The n bytes (n <= IN_BUF) of the data area at phys, or NULL if they
+ * cannot be read. */
+static const unsigned char *win_at(struct data_win *w, uint64_t phys, size_t n)
+{
+	ssize_t k;
+
+	if (phys >= w->from && phys + n <= w->from + w->len)
+		return w->buf + (phys - w->from);
+	k = pread_copy(w->fd, w->buf, IN_BUF, HDR_SIZE + phys);
+	if (k < (ssize_t)n)
+		return NULL;
+	w->from = phys;
+	w->len = (uint64_t)k;
+	return w->buf;
+}
+
+/*
  * Moves the tail of a decompressed dump back from the end of its window
  * to the end of its last record, so that the pad kmsg_dump_write() filled
  * the rest with lies outside: readers never step over it and the used
- * bytes are the records'.  Walks record headers from head (a few hundred
- * per microsecond); leaves a header it cannot follow for open to judge.
+ * bytes are the records'.  Walks record headers from head through a
+ * window of buf's IN_BUF bytes (a few hundred per microsecond); leaves a
+ * header it cannot follow for open to judge.
  */
-static int trim_tail(int fd, uint64_t size)
+static int trim_tail(int fd, uint64_t size, unsigned char *buf)
 {
-	struct kmsg_hdr_v1 *h;
-	unsigned char *map, *data;
+	struct kmsg_hdr_v1 h;
+	struct data_win w = { fd, buf, 0, 0 };
+	const unsigned char *p;
 	uint64_t D = size - HDR_SIZE - BACKUP_SIZE, head, tail, pos, end;
-	int err = kmsg__file_mappable(size);
+	ssize_t k = pread_copy(fd, (unsigned char *)&h, HDR_SIZE, 0);
 
-	if (err)
-		return err;
-	map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED)
-		return -errno;
-	h = (struct kmsg_hdr_v1 *)map;
-	data = map + HDR_SIZE;
-	head = atomic_load_explicit(&h->d.head, memory_order_relaxed);
-	tail = atomic_load_explicit(&h->d.tail, memory_order_relaxed);
-	if (h->s.version != KMSG_FORMAT_V1 || h->s.data_size != D || head > tail || tail - head > D ||
+	if (k < 0)
+		return (int)k;
+	if (k != HDR_SIZE)
+		return 0;
+	head = atomic_load_explicit(&h.d.head, memory_order_relaxed);
+	tail = atomic_load_explicit(&h.d.tail, memory_order_relaxed);
+	if (h.s.version != KMSG_FORMAT_V1 || h.s.data_size != D || head > tail || tail - head > D ||
 	    head % REC_ALIGN || tail % REC_ALIGN || tail >= (UINT64_C(1) << 62))
-		goto out;
+		return 0;
 	end = pos = head;
 	while (pos < tail) {
 		uint64_t phys = pos % D;
@@ -826,7 +864,10 @@ static int trim_tail(int fd, uint64_t size)
 			pos += D - phys;
 			continue;
 		}
-		memcpy(&r, data + phys, REC_HDR);
+		p = win_at(&w, phys, REC_HDR);
+		if (!p)
+			break;
+		memcpy(&r, p, REC_HDR);
 		if ((r.owner | (unsigned)r.spare << 8) != REC_MAGIC || r.tag != pos || r.len < REC_HDR ||
 		    r.len % REC_ALIGN || r.len > D - phys || r.len > tail - pos)
 			break;
@@ -838,14 +879,23 @@ static int trim_tail(int fd, uint64_t size)
 	 * or zeros where a pad would be too long.  Anything else is some
 	 * other file's business: its tail stays. */
 	if (pos < tail) {
-		uint64_t phys = pos % D;
-		if (tail - pos > D - phys || !all_zero(data + phys, tail - pos))
-			goto out;
+		uint64_t phys = pos % D, n = tail - pos;
+
+		if (n > D - phys)
+			return 0;
+		for (uint64_t at = phys; at < phys + n;) {
+			size_t take = phys + n - at < IN_BUF ? (size_t)(phys + n - at) : IN_BUF;
+
+			p = win_at(&w, at, take);
+			if (!p || !all_zero(p, take))
+				return 0;
+			at += take;
+		}
 	}
-	atomic_store_explicit(&h->d.tail, end, memory_order_relaxed);
-out:
-	munmap(map, (size_t)size);
-	return 0;
+	if (end == tail)
+		return 0;
+	k = pwrite(fd, &end, sizeof(end), (off_t)offsetof(struct kmsg_hdr_v1, d.tail));
+	return k == (ssize_t)sizeof(end) ? 0 : k < 0 ? -errno : -EIO;
 }
 
 /* The log header's own checks, before its size claim is believed. */
@@ -858,37 +908,94 @@ static int header_ok(const struct kmsg_hdr_v1 *h)
 }
 
 /*
- * The rest of a dump (its first two bytes, the gzip magic, in first)
- * decompressed into mfd: exactly the size its header claims, then the end
- * of the stream and of the input.  Returns the size, or an error.
+ * The header of the input, whose first n bytes are in first: decompressed
+ * when gz (first holds the gzip magic), else read as it comes (a log
+ * file's bytes).  Checked before its size claim is believed: 0, or
+ * KMSG_ECORRUPT, or -errno.
  */
-static int64_t inflate_into(int mfd, struct gz_in *g, const unsigned char *first,
-			    unsigned char *chunk)
+static int take_header(struct kmsg_hdr_v1 *h, struct gz_in *g, int gz,
+		       const unsigned char *first, size_t n)
 {
-	struct kmsg_hdr_v1 h;
+	int ended = 0;
+	ssize_t k;
+
+	if (gz) {
+		memcpy(g->buf, first, n);
+		g->z.next_in = g->buf;
+		g->z.avail_in = (uInt)n;
+		k = inflate_some(g, (unsigned char *)h, HDR_SIZE, &ended);
+		if (k < 0)
+			return (int)k;
+		/* (a stream that ends with the header is short of any log) */
+		return k == HDR_SIZE && !ended && header_ok(h) &&
+		       isize_matches(g->fd, h->s.file_size) ? 0 : KMSG_ECORRUPT;
+	}
+	k = in_read_full(g, (unsigned char *)h + n, HDR_SIZE - n);
+	if (k < 0)
+		return (int)k;
+	memcpy(h, first, n);
+	return n + (size_t)k == HDR_SIZE && header_ok(h) ? 0 : KMSG_ECORRUPT;
+}
+
+/*
+ * Where a log of size bytes (its header's claim) is decompressed or
+ * copied, into *out: a memfd when the caller named no directory or the
+ * size is within mem_max; else an unnamed file in the directory, refused
+ * with -ENOSPC before a byte is written when the size is more than its
+ * file system has free, and ready to be opened as a log.
+ */
+static int make_copy(int *out, uint64_t size, const struct kmsg_dump_open_opts *o)
+{
+	struct statvfs vfs;
+	char *path;
+	int fd;
+
+	if (!o->tmpdir || size <= o->mem_max) {
+		fd = memfd_create("kmsg-dump", MFD_CLOEXEC);
+		goto done;
+	}
+	fd = open(o->tmpdir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR)) {
+		/* no O_TMPFILE there: a named file, unlinked at once */
+		path = malloc(strlen(o->tmpdir) + sizeof("/kmsg-dump.XXXXXX"));
+		if (!path)
+			return -ENOMEM;
+		strcpy(path, o->tmpdir);
+		strcat(path, "/kmsg-dump.XXXXXX");
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(path);
+		free(path);
+	}
+	/* Holes stay holes: a dump takes about the bytes of its records, a
+	 * little less than its size, which bounds what it may claim. */
+	if (fd >= 0 && fstatvfs(fd, &vfs) == 0 && vfs.f_frsize &&
+	    vfs.f_bavail < size / vfs.f_frsize) {
+		close(fd);
+		return -ENOSPC;
+	}
+done:
+	if (fd < 0)
+		return -errno;
+	fd = kmsg__fd_off_stdio(fd);  /* it becomes the log's descriptor */
+	if (fd < 0)
+		return fd;
+	*out = fd;
+	return 0;
+}
+
+/*
+ * The rest of a dump after its header, decompressed into fd (size bytes
+ * in all, as the header claims), then the end of the stream and of the
+ * input: content beyond the claim is never written.  0 or an error.
+ */
+static int inflate_body(int fd, struct gz_in *g, uint64_t size, unsigned char *chunk)
+{
+	uint64_t off = HDR_SIZE;
 	unsigned char byte;
-	uint64_t size, off;
 	int ended = 0, err;
 	ssize_t n;
 
-	memcpy(g->buf, first, 2);
-	g->z.next_in = g->buf;
-	g->z.avail_in = 2;
-
-	/* The header first: its size claim bounds everything after it. */
-	n = inflate_some(g, (unsigned char *)&h, HDR_SIZE, &ended);
-	if (n < 0)
-		return n;
-	size = h.s.file_size;
-	if (n != HDR_SIZE || !header_ok(&h) || !isize_matches(g->fd, size))
-		return KMSG_ECORRUPT;
-	/* a log this build could not map: refused before a byte is copied */
-	err = kmsg__file_mappable(size);
-	if (!err)
-		err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
-	if (err)
-		return err;
-	off = HDR_SIZE;
 	while (off < size && !ended) {
 		/* page-aligned chunks, so that zero pages become holes */
 		size_t want = IN_BUF - (size_t)(off % PAGE);
@@ -897,19 +1004,19 @@ static int64_t inflate_into(int mfd, struct gz_in *g, const unsigned char *first
 			want = (size_t)(size - off);
 		n = inflate_some(g, chunk, want, &ended);
 		if (n < 0)
-			return n;
-		err = put_sparse(mfd, chunk, (size_t)n, off);
+			return (int)n;
+		err = put_sparse(fd, chunk, (size_t)n, off);
 		if (err)
 			return err;
 		off += (uint64_t)n;
 	}
-	/* Exactly size bytes, then the end of the stream and of the file:
-	 * content beyond what the header claims is never written.  A stream
-	 * that ended short is refused at once, not at the input's end. */
+	/* Exactly size bytes, then the end of the stream and of the file.
+	 * A stream that ended short is refused at once, not at the input's
+	 * end. */
 	if (!ended) {
 		n = inflate_some(g, chunk, 1, &ended);
 		if (n < 0)
-			return n;
+			return (int)n;
 		if (n > 0 || !ended)
 			return KMSG_ECORRUPT;
 	}
@@ -917,66 +1024,53 @@ static int64_t inflate_into(int mfd, struct gz_in *g, const unsigned char *first
 		return KMSG_ECORRUPT;
 	n = in_read(g, &byte, 1);
 	if (n != 0)
-		return n < 0 ? n : KMSG_ECORRUPT;
-	return (int64_t)size;
+		return n < 0 ? (int)n : KMSG_ECORRUPT;
+	return 0;
 }
 
 /*
- * The bytes of a log file (its first n bytes in first) copied into mfd,
- * up to the size its header claims and not a byte further: input that
- * ends before it is refused.  Returns the size, or an error.
+ * The bytes of a log file after its header copied into fd, up to the
+ * size its header claims and not a byte further: input that ends before
+ * it is refused.  0 or an error.
  */
-static int64_t copy_into(int mfd, struct gz_in *g, const unsigned char *first,
-			 size_t n, unsigned char *chunk)
+static int copy_body(int fd, struct gz_in *g, uint64_t size, unsigned char *chunk)
 {
-	struct kmsg_hdr_v1 h;
-	uint64_t size, off;
-	ssize_t k;
-	int err;
-
-	k = in_read_full(g, (unsigned char *)&h + n, HDR_SIZE - n);
-	if (k < 0)
-		return k;
-	memcpy(&h, first, n);
-	if (n + (size_t)k != HDR_SIZE || !header_ok(&h))
-		return KMSG_ECORRUPT;
-	size = h.s.file_size;
-	err = kmsg__file_mappable(size);
-	if (!err)
-		err = put_sparse(mfd, (unsigned char *)&h, HDR_SIZE, 0);
-	if (err)
-		return err;
-	for (off = HDR_SIZE; off < size; off += (uint64_t)k) {
+	for (uint64_t off = HDR_SIZE; off < size;) {
 		size_t want = IN_BUF - (size_t)(off % PAGE);
+		ssize_t k;
+		int err;
 
 		if (want > size - off)
 			want = (size_t)(size - off);
 		k = in_read_full(g, chunk, want);
 		if (k < 0)
-			return k;
+			return (int)k;
 		if ((size_t)k != want)
 			return KMSG_ECORRUPT;  /* claims more than arrived */
-		err = put_sparse(mfd, chunk, want, off);
+		err = put_sparse(fd, chunk, want, off);
 		if (err)
 			return err;
+		off += want;
 	}
-	return (int64_t)size;
+	return 0;
 }
 
 /*
- * One implementation under kmsg_dump_open() and kmsg_dump_open_fd(): the
+ * One implementation under kmsg_dump_open() and kmsg_dump_open_fd*(): the
  * input (head, then fd) is decompressed, or with raw_ok copied if it is a
- * log file's bytes, into a memfd (holes where it is zero) that grows only
- * as the input arrives, never past what the header claims, and is opened
- * as a read-only log.
+ * log file's bytes, into a copy (make_copy(): memory or a file of o's
+ * directory; holes where it is zero) that grows only as the input
+ * arrives, never past what the header claims, and is opened as a
+ * read-only log.
  */
 static int open_input(struct kmsg_log **out, int fd, const void *head,
-		      size_t head_len, int raw_ok)
+		      size_t head_len, int raw_ok, const struct kmsg_dump_open_opts *o)
 {
 	struct gz_in g;
+	struct kmsg_hdr_v1 h;
 	unsigned char first[8], *chunk = NULL;
-	int64_t size = 0;
-	int mfd = -1, zinit = 0, err;
+	size_t first_len = 2;
+	int cfd = -1, zinit = 0, err;
 	ssize_t n;
 
 	/* Tell a foreign file from a damaged dump by the gzip magic. */
@@ -1002,45 +1096,44 @@ static int open_input(struct kmsg_log **out, int fd, const void *head,
 			err = KMSG_ENOTLOG;
 			goto out;
 		}
+		first_len = sizeof(first);
 	} else {
 		err = KMSG_ENOTLOG;
 		goto out;
 	}
-	mfd = memfd_create("kmsg-dump", MFD_CLOEXEC);
-	if (mfd < 0) {
-		err = -errno;
-		goto out;
-	}
-	mfd = kmsg__fd_off_stdio(mfd);  /* it becomes the log's descriptor */
-	if (mfd < 0) {
-		err = mfd;
-		goto out;
-	}
-	size = zinit ? inflate_into(mfd, &g, first, chunk)
-		     : copy_into(mfd, &g, first, sizeof(first), chunk);
-	if (size < 0) {
-		err = (int)size;
-		goto out;
-	}
-	/* Zero pages at the end were never written: the size is set now,
-	 * once the input has shown it holds that much. */
-	if (ftruncate(mfd, (off_t)size) < 0) {
-		err = -errno;
-		goto out;
-	}
-	err = trim_tail(mfd, (uint64_t)size);
+	/* The header first: its size claim bounds everything after it, and
+	 * a log this build could not map is refused before a byte is copied. */
+	err = take_header(&h, &g, zinit, first, first_len);
+	if (!err)
+		err = kmsg__file_mappable(h.s.file_size);
+	if (!err)
+		err = make_copy(&cfd, h.s.file_size, o);
+	if (!err)
+		err = put_sparse(cfd, (unsigned char *)&h, HDR_SIZE, 0);
+	if (!err)
+		err = zinit ? inflate_body(cfd, &g, h.s.file_size, chunk)
+			    : copy_body(cfd, &g, h.s.file_size, chunk);
 	if (err)
 		goto out;
-	err = kmsg__log_open_fd(out, mfd, KMSG_OPEN_READ);
+	/* Zero pages at the end were never written: the size is set now,
+	 * once the input has shown it holds that much. */
+	if (ftruncate(cfd, (off_t)h.s.file_size) < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = trim_tail(cfd, h.s.file_size, chunk);
+	if (err)
+		goto out;
+	err = kmsg__log_open_fd(out, cfd, KMSG_OPEN_READ);
 	if (err == KMSG_ENOTLOG)
 		err = KMSG_ECORRUPT;  /* a gzip stream, but no log inside */
 	if (!err)
-		mfd = -1;  /* the log's now */
+		cfd = -1;  /* the log's now */
 out:
 	if (zinit)
 		inflateEnd(&g.z);
-	if (mfd >= 0)
-		close(mfd);
+	if (cfd >= 0)
+		close(cfd);
 	free(g.buf);
 	free(chunk);
 	return err;
@@ -1049,6 +1142,7 @@ out:
 /* The contract is kmsg.h's; path may be a pipe. */
 int kmsg_dump_open(struct kmsg_log **out, const char *path)
 {
+	struct kmsg_dump_open_opts o = KMSG_DUMP_OPEN_OPTS_INIT;
 	int fd, err;
 
 	if (!out || !path)
@@ -1056,7 +1150,7 @@ int kmsg_dump_open(struct kmsg_log **out, const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = open_input(out, fd, NULL, 0, 0);
+	err = open_input(out, fd, NULL, 0, 0, &o);
 	close(fd);
 	return err;
 }
@@ -1065,9 +1159,19 @@ int kmsg_dump_open(struct kmsg_log **out, const char *path)
 int kmsg_dump_open_fd(struct kmsg_log **out, int fd, const void *head,
 		      size_t head_len)
 {
-	if (!out || fd < 0 || (head == NULL && head_len))
+	return kmsg_dump_open_fd_opts(out, fd, head, head_len, NULL);
+}
+
+/* The contract is kmsg.h's. */
+int kmsg_dump_open_fd_opts(struct kmsg_log **out, int fd, const void *head,
+			   size_t head_len, const struct kmsg_dump_open_opts *opts)
+{
+	struct kmsg_dump_open_opts o = KMSG_DUMP_OPEN_OPTS_INIT;
+
+	if (!out || fd < 0 || (head == NULL && head_len) ||
+	    (opts && opts->version != KMSG_DUMP_OPEN_OPTS_VERSION))
 		return KMSG_EINVAL;
-	return open_input(out, fd, head, head_len, 1);
+	return open_input(out, fd, head, head_len, 1, opts ? opts : &o);
 }
 
 /*

@@ -1019,9 +1019,11 @@ int kmsg_dump_write_opts(uint64_t *records, struct kmsg_log *log, int fd,
 
 /*
  * Opens a dump made by kmsg_dump_write() for reading, as a read-only log:
- * it is decompressed into memory, no more than the dump's header claims
- * (path may be a pipe).  A file that is not a gzip stream gives
- * KMSG_ENOTLOG; one that is damaged or holds no log KMSG_ECORRUPT.
+ * it is decompressed into memory (a memfd), no more than the dump's header
+ * claims (path may be a pipe): as much memory as the log the dump was
+ * made of holds, where kmsg_dump_open_fd_opts() with a directory keeps it
+ * bounded.  A file that is not a gzip stream gives KMSG_ENOTLOG; one that
+ * is damaged or holds no log KMSG_ECORRUPT.
  */
 int kmsg_dump_open(struct kmsg_log **out, const char *path);
 
@@ -1040,6 +1042,37 @@ int kmsg_dump_open(struct kmsg_log **out, const char *path);
  */
 int kmsg_dump_open_fd(struct kmsg_log **out, int fd, const void *head,
 		      size_t head_len);
+
+#define KMSG_DUMP_OPEN_OPTS_VERSION 1
+struct kmsg_dump_open_opts {
+	unsigned version;    /* KMSG_DUMP_OPEN_OPTS_VERSION */
+	/* Where the decompressed copy of a dump larger than mem_max goes:
+	 * an unnamed file in this directory (O_TMPFILE; else a named one,
+	 * unlinked at once), which takes disk, not memory; NULL: every
+	 * copy in memory, as kmsg_dump_open_fd() does.  The library reads
+	 * no environment: a tool passes $TMPDIR (or /tmp) itself. */
+	const char *tmpdir;
+	/* The largest copy, in bytes of the log its header claims, kept in
+	 * memory when tmpdir is given (0: none). */
+	uint64_t mem_max;
+};
+#define KMSG_DUMP_OPEN_OPTS_INIT { KMSG_DUMP_OPEN_OPTS_VERSION, NULL, UINT64_C(16) << 20 }
+
+/*
+ * kmsg_dump_open_fd() with options (NULL: the defaults).  With a tmpdir,
+ * a dump whose header claims more than mem_max bytes is decompressed into
+ * a file there, and the process's memory stays at a few MiB whatever the
+ * dump's size: the copy is written and looked at with read(2) and
+ * write(2), and a reader copies records out of it (kmsg_reader_next())
+ * without keeping its pages.  The file is as large as the header claims,
+ * its zeros holes, so it takes about the bytes of the records on disk;
+ * one whose claim is more than the directory's file system has free is
+ * refused with -ENOSPC before a byte is written.  Errors of the file
+ * (-EACCES, -EROFS, -ENOENT, -ENOSPC, -EDQUOT, ...) are returned as they
+ * come; the file is gone when the log is closed (or at once on failure).
+ */
+int kmsg_dump_open_fd_opts(struct kmsg_log **out, int fd, const void *head,
+			   size_t head_len, const struct kmsg_dump_open_opts *opts);
 
 /*
  * Fills *st for the dump on fd (head and head_len as for
