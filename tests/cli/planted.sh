@@ -145,6 +145,21 @@ for p in "0 0 0" "1 2 2"; do
 	[ -L "$D/l.cf" ] && ok || fail "the planted link replaced"
 	expect_file_eq "$T/root.cf.before" "$T/root.cf"
 
+	case_ "$P: clear and read -c refuse a log another user made, and a link planted to root's log"
+	"$KMSG" emit -F "$D/theirs.log" "theirs"
+	chown "$uid:$gid" "$D/theirs.log"
+	as_mallory ln -s "$L" "$D/root.log"
+	lsum=$(cksum <"$L")
+	tsum=$(cksum <"$D/theirs.log")
+	for c in clear "read -c"; do
+		expect_status 1 "$KMSG" $c -F "$D/theirs.log"
+		expect_grep "theirs.log: owned by another user; refusing to write to it" "$T/err"
+		expect_status 1 "$KMSG" $c -F "$D/root.log"
+		expect_grep "root.log: is a symbolic link; kmsg does not follow links to its log" "$T/err"
+	done
+	expect_eq "$tsum" "$(cksum <"$D/theirs.log")" "the other user's log"
+	expect_eq "$lsum" "$(cksum <"$L")" "root's log the link points to"
+
 	case_ "$P: nothing of root's in the sticky directory is setuid, setgid or world-writable"
 	expect_eq "" "$(find "$D" -mindepth 1 -user 0 \( -perm /6000 -o -perm -002 \) ! -type l)" "such files"
 

@@ -3,7 +3,8 @@
 # file at the log path, a user with read permission only, and every byte a
 # message can hold reaching a terminal only escaped, in every output
 # format of read and follow.  (Symbolic links: emit.sh; lying headers:
-# test_log.c, test_damage.c and kmsg-torn; clearing rights: clear.sh.)
+# test_log.c, test_damage.c and kmsg-torn; clearing rights: clear.sh;
+# files another user planted where kmsg writes: planted.sh.)
 . "$(dirname "$0")/lib.sh.inc"
 
 L=$T/log
@@ -46,8 +47,26 @@ expect_grep "owned by another user; refusing to write to it (remove it" "$T/err"
 expect_eq "$sum" "$(cksum <"$T/planted/log")" "the planted file"
 case_ "reading another user's log is fine"
 expect_eq "theirs" "$("$KMSG" read -F "$T/planted/log" -t)"
-# (clear and read -c open the log they are given, as dmesg -C does: the
-# refusal guards the path emit may create a log at, as kmsg_log_create's)
+
+case_ "another user's log is not cleared: clear and read -c refuse as emit does"
+expect_status 1 "$KMSG" clear -F "$T/planted/log"
+expect_grep "owned by another user; refusing to write to it (remove it" "$T/err"
+expect_status 1 "$KMSG" read -F "$T/planted/log" -c
+expect_grep "owned by another user; refusing to write to it (remove it" "$T/err"
+expect_eq "" "$(cat "$T/out")" "what read -c printed"
+expect_eq "$sum" "$(cksum <"$T/planted/log")" "the other user's log"
+
+case_ "a symbolic link to a log is not cleared through: clear and read -c refuse as emit does"
+"$KMSG" emit -F "$T/linked" "kept"
+ln -s linked "$T/link"
+sum=$(cksum <"$T/linked")
+expect_status 1 "$KMSG" clear -F "$T/link"
+expect_grep "link: is a symbolic link; kmsg does not follow links to its log" "$T/err"
+expect_status 1 "$KMSG" read -F "$T/link" -c
+expect_grep "link: is a symbolic link; kmsg does not follow links to its log" "$T/err"
+expect_eq "" "$(cat "$T/out")" "what read -c printed"
+expect_eq "$sum" "$(cksum <"$T/linked")" "the log the link points to"
+expect_eq "kept" "$("$KMSG" read -F "$T/linked" -t)" "the records after the refused clears"
 
 case_ "a file that is not a log is left alone, with the fix in the message"
 printf 'something else entirely\n%.0s' $(seq 300) >"$T/other"
