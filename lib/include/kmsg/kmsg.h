@@ -980,6 +980,178 @@ int kmsg_devkmsg_end_sized(struct kmsg_record *rec, size_t size, struct kmsg_dev
 const char *kmsg_devkmsg_skipped(const struct kmsg_devkmsg *p);
 
 /* ------------------------------------------------------------------ */
+/* Syslog's wire formats: RFC 3164, RFC 5424, RFC 6587 framing         */
+
+/* What kmsg_syslog_parse() recognised (kmsg_syslog_msg.format). */
+enum kmsg_syslog_format {
+	KMSG_SYSLOG_RAW  = 0, /* neither: text is all the input after the
+	                         PRI (all of it without a valid PRI) */
+	KMSG_SYSLOG_3164 = 1, /* BSD syslog, as syslog(3) and logger send it */
+	KMSG_SYSLOG_5424 = 2, /* "<PRI>1 TIMESTAMP HOST APP PROCID MSGID SD" */
+};
+
+/* kmsg_syslog_msg.flags */
+enum {
+	KMSG_SYSLOG_HAS_PRI  = 1 << 0, /* a valid "<PRI>" began the input */
+	KMSG_SYSLOG_HAS_TIME = 1 << 1, /* real_ns is the message's own time */
+	KMSG_SYSLOG_HAS_ZONE = 1 << 2, /* the time named its offset (RFC 5424);
+	                                  an RFC 3164 time was placed by the
+	                                  caller's rule (kmsg_syslog_parse_opts) */
+	KMSG_SYSLOG_BOM      = 1 << 3, /* an RFC 5424 MSG began with the UTF-8
+	                                  BOM, which text leaves out */
+	KMSG_SYSLOG_BAD_SD   = 1 << 4, /* an RFC 5424 header whose
+	                                  STRUCTURED-DATA is malformed or
+	                                  missing: kept whole as RAW text */
+	KMSG_SYSLOG_HAS_YEAR = 1 << 5, /* an RFC 3164 time with a year after it
+	                                  ("Dec  5 15:08:24 2025 "), taken as is */
+};
+
+/*
+ * One message as kmsg_syslog_parse() reads it.  Every pointer points into
+ * the caller's buffer (nothing is allocated or copied) and is NULL when
+ * the part is absent or RFC 5424's nil "-"; lengths are in bytes; no part
+ * is NUL-terminated.
+ */
+struct kmsg_syslog_msg {
+	int format;             /* enum kmsg_syslog_format */
+	unsigned flags;         /* KMSG_SYSLOG_HAS_PRI, ... */
+	int facility;           /* 0..23: the PRI's, else the default */
+	int level;              /* 0..7 */
+	int64_t real_ns;        /* with KMSG_SYSLOG_HAS_TIME, ns since the epoch */
+	int32_t utc_offset;     /* seconds east of UTC the time was written in */
+	const char *hostname;   size_t hostname_len;
+	const char *app;        size_t app_len;    /* APP-NAME, or 3164's TAG */
+	const char *procid;     size_t procid_len; /* PROCID, or TAG's [PID] */
+	uint32_t pid;           /* procid when decimal 1..2^31-1, else 0 */
+	const char *msgid;      size_t msgid_len;
+	const char *sd;         size_t sd_len;     /* the raw "[...]..." span,
+	                                              for kmsg_syslog_sd_next() */
+	const char *text;       size_t text_len;   /* the MSG */
+};
+
+/* Time zones of kmsg_syslog_parse_opts.tz. */
+enum {
+	KMSG_SYSLOG_TZ_LOCAL  = 0, /* the local time zone, as localtime(3) */
+	KMSG_SYSLOG_TZ_OFFSET = 1, /* utc_offset seconds east of UTC */
+};
+
+#define KMSG_SYSLOG_PARSE_OPTS_VERSION 1
+struct kmsg_syslog_parse_opts {
+	unsigned version;         /* KMSG_SYSLOG_PARSE_OPTS_VERSION */
+	/* The receive time (CLOCK_REALTIME ns) that gives an RFC 3164 time
+	 * its year; 0: the clock when called. */
+	int64_t now_ns;
+	int tz;                   /* KMSG_SYSLOG_TZ_*: where RFC 3164 times are */
+	int32_t utc_offset;       /* with KMSG_SYSLOG_TZ_OFFSET */
+	int facility, level;      /* for a message without PRI: user.notice */
+};
+#define KMSG_SYSLOG_PARSE_OPTS_INIT \
+	{ KMSG_SYSLOG_PARSE_OPTS_VERSION, 0, KMSG_SYSLOG_TZ_LOCAL, 0, 1, 5 }
+
+/*
+ * Parses one syslog message of len bytes at buf (not NUL-terminated; no
+ * byte past len is read) into *m, as a listener on /dev/log or a network
+ * socket gets it: RFC 5424, RFC 3164 in the forms syslog(3), logger(1),
+ * Python and Go send, or anything else as text.  libkmsg(3) says how
+ * ambiguous input is decided.  One NUL or LF that ends the input is not
+ * part of the text.  A "<PRI>" of 1 to 3 digits without leading zeros, at
+ * most 191, gives facility and level; anything else that begins with '<'
+ * is no PRI, and the whole input is RAW text; a message without PRI gets
+ * opts' facility and level.  An RFC 3164 time (no year, no zone) is put
+ * in the year that brings it nearest to opts->now_ns, within six months
+ * (a December time received in January is of the year before), and in
+ * opts' time zone.  A message whose RFC 5424 header or structured data is
+ * malformed is RAW, never dropped.  opts NULL: the defaults.  Returns the
+ * format (>= 0), or KMSG_EINVAL (NULL arguments, an unknown version).
+ */
+int kmsg_syslog_parse_sized(struct kmsg_syslog_msg *m, size_t size, const char *buf,
+			    size_t len, const struct kmsg_syslog_parse_opts *opts);
+#define kmsg_syslog_parse(m, buf, len, opts) \
+	kmsg_syslog_parse_sized((m), sizeof(struct kmsg_syslog_msg), (buf), (len), (opts))
+
+/* One step of kmsg_syslog_sd_next(). */
+struct kmsg_syslog_sd {
+	const char *id;       size_t id_len;   /* the SD-ID, in the span */
+	const char *name;     size_t name_len; /* NULL: the element begins */
+	const char *value;    size_t value_len;/* unescaped, in the caller's buf */
+};
+
+/*
+ * Walks RFC 5424 STRUCTURED-DATA (sd, len bytes: kmsg_syslog_msg.sd): *pos
+ * starts at 0.  Each call returns 1 and either an element's beginning in
+ * *e (id set, name NULL) or one of its parameters (name and value; id left
+ * as the element's call set it), 0 at the end, or KMSG_ECORRUPT for
+ * malformed data: an SD-ID or PARAM-NAME not of 1-32 bytes of ASCII 33..126
+ * without '=', ' ', ']' and '"', a value not in quotes, an unescaped ']'
+ * in a value, anything between elements.  Values are unescaped (\" \\ \]
+ * to " \ ]; a backslash before another byte stays) into buf (size bytes:
+ * len always suffices; less may give KMSG_EINVAL).  Bytes of values are
+ * not checked for UTF-8.
+ */
+int kmsg_syslog_sd_next(struct kmsg_syslog_sd *e, char *buf, size_t size,
+			const char *sd, size_t len, size_t *pos);
+
+/*
+ * RFC 6587 octet counting on a stream ("LEN SP MSG"): looks at the len
+ * bytes at buf.  Returns 1 when a whole frame is there: its message is at
+ * buf + *off, *msg_len bytes, and the frame ends at *off + *msg_len; 0
+ * when more bytes are needed (nothing stored); KMSG_ECORRUPT when buf
+ * does not begin with a frame (not a digit, a leading zero, no space
+ * after at most 10 digits): the stream is of another framing or broken;
+ * KMSG_ETOOLONG for a frame longer than max bytes (*msg_len holds its
+ * length, so that the caller may skip it).
+ */
+int kmsg_syslog_frame(size_t *off, size_t *msg_len, const char *buf, size_t len,
+		      size_t max);
+
+/* Flags of kmsg_syslog_fmt_opts. */
+enum {
+	KMSG_SYSLOG_FMT_UTC = 1 << 0, /* times in UTC ("Z"), not local time */
+	KMSG_SYSLOG_FMT_BOM = 1 << 1, /* RFC 5424: the BOM before a MSG that is
+	                                 valid UTF-8 and not ASCII alone */
+};
+
+#define KMSG_SYSLOG_FMT_OPTS_VERSION 1
+struct kmsg_syslog_fmt_opts {
+	unsigned version;        /* KMSG_SYSLOG_FMT_OPTS_VERSION */
+	int format;              /* KMSG_SYSLOG_5424 or KMSG_SYSLOG_3164 */
+	unsigned flags;          /* KMSG_SYSLOG_FMT_* */
+	const char *hostname;    /* NULL: "-" (3164: none) */
+	/* APP-NAME (3164: TAG) of a record without a SYSLOG_IDENTIFIER
+	 * field; NULL: "-" (3164: none) */
+	const char *app;
+	/* RFC 5424: the SD-ID of an element with the record's seq, seq_id,
+	 * ring id and fields; NULL: no structured data.  Its enterprise
+	 * number is the sender's own (32473 is for documentation). */
+	const char *sd_id;
+	const uint8_t *ring_id;  /* 16 bytes (kmsg_stat.ring_id), or NULL */
+};
+#define KMSG_SYSLOG_FMT_OPTS_INIT \
+	{ KMSG_SYSLOG_FMT_OPTS_VERSION, KMSG_SYSLOG_5424, 0, NULL, NULL, NULL, NULL }
+
+/*
+ * Writes rec as one syslog message (no framing, no newline) into buf of
+ * size bytes, NUL-terminated when size > 0, as snprintf(3) does: returns
+ * the length the whole message takes (NUL not counted) even when buf is
+ * too small, so that a caller can grow it and call again; KMSG_EINVAL for
+ * bad arguments.  RFC 5424: "<PRI>1 TIMESTAMP HOST APP PROCID - [SD] MSG",
+ * the time to the microsecond; the header fields limited to their RFC
+ * lengths and bytes 33..126 (others become '_', an empty one "-"); in the
+ * element sd_id: seq, seqid and ring (hexadecimal), then each field as a
+ * parameter named by its key (libkmsg(3) says how a key that is no valid
+ * PARAM-NAME is mapped), the value with '"', '\' and ']' escaped; MSG is
+ * the text as it is, newlines included.  RFC 3164: "<PRI>Mmm dd hh:mm:ss
+ * HOST TAG[PID]: MSG", with each control byte of MSG but tab written as
+ * rsyslog writes them, "#" and three octal digits ("#012" for a newline),
+ * so that the message stays one line.  A record without priority is sent
+ * as user.notice.
+ */
+int kmsg_syslog_format_sized(char *buf, size_t size, const struct kmsg_record *rec,
+			     size_t rec_size, const struct kmsg_syslog_fmt_opts *opts);
+#define kmsg_syslog_format(buf, size, rec, opts) \
+	kmsg_syslog_format_sized((buf), (size), (rec), sizeof(struct kmsg_record), (opts))
+
+/* ------------------------------------------------------------------ */
 /* Dumps: compressed snapshots readable offline                        */
 
 /*
