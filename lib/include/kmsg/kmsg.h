@@ -20,6 +20,7 @@
 
 #include <kmsg/version.h>
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -978,6 +979,46 @@ int kmsg_devkmsg_end_sized(struct kmsg_record *rec, size_t size, struct kmsg_dev
  * was not.  A static string.
  */
 const char *kmsg_devkmsg_skipped(const struct kmsg_devkmsg *p);
+
+/* ------------------------------------------------------------------ */
+/* Appending printf's way                                              */
+
+/*
+ * kmsg_log_print() with the text made by vsnprintf(3) from fmt: one
+ * complete line at facility and level, now.  One newline that ends the
+ * text is dropped, as syslog daemons drop the one syslog(3) callers
+ * habitually end with.  The text is formatted on the stack, or, past
+ * 1 KiB, into memory allocated for the call; text longer than the log's
+ * maximum is refused with KMSG_ETOOLONG and nothing is written, as
+ * kmsg_log_print() refuses it (no truncation).  errno is as it was on
+ * entry when the call returns, whatever it returns, so that "%m" (which
+ * glibc's printf expands to strerror(errno)) and the caller's own errno
+ * survive the call, as with syslog(3).  Returns 0 or what
+ * kmsg_log_append() returns; -ENOMEM, or KMSG_EINVAL for a NULL argument
+ * or a format vsnprintf() refuses.  Thread-safe as kmsg_log_append() is.
+ */
+int kmsg_log_printf(struct kmsg_log *log, int facility, int level,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int kmsg_log_vprintf(struct kmsg_log *log, int facility, int level,
+		     const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
+
+/*
+ * Appends text (a string, used as it is: no format) with fields given as
+ * sd_journal_send(3) gives them, "KEY=value" strings, and a NULL after the
+ * last: kmsg_log_send(log, 1, 6, "disk full", "DEVICE=sda", "UNIT=x",
+ * NULL).  The key is what comes before the first '=' and must follow the
+ * key rule (kmsg_key_valid()); the value is the rest, possibly empty.  A
+ * string without '=', or with an invalid key, is KMSG_EFIELD and nothing
+ * is written; otherwise as kmsg_log_append() (fields too big together:
+ * KMSG_EFIELD; text too long: KMSG_ETOOLONG).  errno is kept as
+ * kmsg_log_printf() keeps it.
+ */
+int kmsg_log_send(struct kmsg_log *log, int facility, int level,
+		  const char *text, ...) __attribute__((sentinel));
+
+/* kmsg_log_send() with the n "KEY=value" strings in fields[0..n). */
+int kmsg_log_sendv(struct kmsg_log *log, int facility, int level,
+		   const char *text, const char *const *fields, size_t n);
 
 /* ------------------------------------------------------------------ */
 /* Syslog's wire formats: RFC 3164, RFC 5424, RFC 6587 framing         */
