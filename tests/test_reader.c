@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -505,16 +506,30 @@ Test(reader, follower_in_another_process_is_woken_quickly, .timeout = 60)
 	kmsg_log_close(log);
 }
 
+#ifdef SYS_fcntl64
+#define SYS_FCNTL SYS_fcntl64
+#else
+#define SYS_FCNTL SYS_fcntl
+#endif
+/* The low half of a system call's second argument. */
+#define ARG1_LOW (offsetof(struct seccomp_data, args[1]) + \
+		  (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4 : 0))
+
 /*
- * Lets the process make no system call but exit: any other kills it with
- * SIGSYS.  (Strict mode would also forbid rdtsc, which the vDSO clocks use.)
+ * Lets the process make no system call but exit and a writer's look for
+ * followers (an F_OFD_GETLK, wake.c): any other kills it with SIGSYS.
+ * (Strict mode would also forbid rdtsc, which the vDSO clocks use.)
  */
 static int forbid_syscalls(void)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit_group, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit, 6, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit_group, 5, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_FCNTL, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG1_LOW),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_OFD_GETLK, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -525,27 +540,42 @@ static int forbid_syscalls(void)
 }
 
 /*
- * With no follower, appends make no system call: the child forbids itself
- * every call but exit and appends a burst shorter than the follower probe
- * interval.
+ * With no follower, appends make no system call but the writer's look for
+ * followers, once a FOLLOWER_PROBE_NS: the child forbids itself every
+ * other call but exit, appends a burst and counts the looks (each sets
+ * the next one's time).  A quiet machine runs the burst between two
+ * looks; a loaded one may stretch it over a few, never more than the
+ * burst's length allows.
  */
 Test(reader, append_makes_no_system_call_without_followers)
 {
 	struct kmsg_log *log = tu_create("n.log", 1 << 20, 0);
 	pid_t pid = tu_fork();
 	if (pid == 0) {
+		int64_t due, end;
+		int looks = 0;
+
 		tu_append(log, "warm up: probes for followers once");
+		due = atomic_load(&log->next_probe_ns);
 		if (forbid_syscalls() != 0)
 			syscall(SYS_exit, 2);
-		for (int i = 0; i < 1000; i++)
+		for (int i = 0; i < 1000; i++) {
+			int64_t next = atomic_load(&log->next_probe_ns);
+
 			if (kmsg_log_print(log, 1, 6, "quiet", 5) != 0)
 				syscall(SYS_exit, 3);
-		syscall(SYS_exit, 0);
+			looks += atomic_load(&log->next_probe_ns) != next;
+		}
+		/* the appends' clock, read after the last one's */
+		end = tu_now_ns(CLOCK_BOOTTIME);
+		syscall(SYS_exit, looks <= (end >= due ? 1 + (end - due) / FOLLOWER_PROBE_NS : 0)
+					  ? 0 : 4);
 	}
 	int st;
 	waitpid(pid, &st, 0);
 	cr_assert(WIFEXITED(st), "killed by signal %d: an append made a system call",
 		  WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	cr_assert_neq(WEXITSTATUS(st), 4, "looked for followers more often than once an interval");
 	cr_assert_eq(WEXITSTATUS(st), 0);
 	cr_assert_geq(tu_count(log, NULL, NULL), 1001);
 	kmsg_log_close(log);
