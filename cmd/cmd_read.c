@@ -15,6 +15,7 @@
 #include "grep.h"
 #include "matches.h"
 #include "selection.h"
+#include "when.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -224,7 +225,7 @@ static int read_text(struct output *o, struct src *s)
 
 	/* the clocks cannot fail here; if they did, times since boot
 	 * would still be right */
-	(void)kmsg_dmesg_boot_time(&t.boot_ns);
+	(void)when_boot_time(&t.boot_ns);
 	/* dmesg reads "<N>" only when it prints or filters on it */
 	if (o->fo.output == KMSG_OUT_SHORT && o->fo.time != KMSG_TIME_RAW &&
 	    !o->prio_filter && !(o->fo.flags & (KMSG_FMT_DECODE | KMSG_FMT_COLOR)) &&

@@ -10,6 +10,7 @@
 #include "output.h"
 #include "source.h"
 #include "lines.h"
+#include "when.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -181,7 +182,7 @@ int read_kmsg_file(struct output *o, const char *path)
 		goto out;
 	/* the kernel's records are dated as dmesg -K dates them; the clocks
 	 * cannot fail here, and if they did only those dates would suffer */
-	(void)kmsg_dmesg_boot_time(&boot_ns);
+	(void)when_boot_time(&boot_ns);
 	rc = kmsg_devkmsg_new(&k.p, boot_ns);
 	if (rc < 0) {
 		cli_lib_error(NULL, rc);

@@ -1,9 +1,10 @@
 /*
  * options.c - the format and filter options of kmsg read and kmsg follow
  * (one popt table, included into both), and the output they set up
- * (out_setup()).  The options follow util-linux 2.38's dmesg: the last
- * time format given wins, -d then turns it into its delta form, and -r
- * cannot be mixed with the options that change a line.
+ * (out_setup()).  The options follow util-linux 2.42's dmesg: the time
+ * formats given become columns in the order given (time_columns() says
+ * how they combine), and -r cannot be mixed with the options that change
+ * a line.
  */
 #define _GNU_SOURCE
 #include "output.h"
@@ -106,6 +107,36 @@ static void add_match(struct out_given *a, const char *arg)
 	a->nmatch++;
 }
 
+/* 1 if the columns are a time of journalctl's -o short-iso and kin. */
+static int journal_time(const struct out_given *a)
+{
+	return a->ntimes == 1 && a->times[0] >= KMSG_TIME_SHORT_ISO &&
+	       a->times[0] <= KMSG_TIME_SHORT_UNIX;
+}
+
+/*
+ * Adds a time format to the columns, unless it is there already.  A time
+ * of journalctl's stands alone: a dmesg time format after it replaces
+ * it, and -d is held back (out_setup() says it is ignored, or adds it
+ * once a dmesg format has replaced that time).
+ */
+static void add_time(struct out_given *a, unsigned tf)
+{
+	if (journal_time(a)) {
+		if (tf == (KMSG_TIME_MONO | KMSG_TIME_WITH_DELTA)) {
+			a->journal_delta = 1;
+			return;
+		}
+		a->ntimes = 0;
+	}
+	for (size_t i = 0; i < a->ntimes; i++) {
+		if (a->times[i] == tf)
+			return;
+	}
+	if (a->ntimes < sizeof(a->times) / sizeof(a->times[0]))
+		a->times[a->ntimes++] = tf;
+}
+
 /* journalctl's short outputs: the time of a dmesg line in their forms */
 static const struct { const char *name; int time; } short_outputs[] = {
 	{ "short-iso", KMSG_TIME_SHORT_ISO },
@@ -122,7 +153,11 @@ static void set_output(struct out_given *a, const char *arg)
 		if (!strcmp(arg, short_outputs[i].name)) {
 			a->output = KMSG_OUT_SHORT;
 			a->raw = 0;
-			a->time = short_outputs[i].time;
+			/* journalctl's -o is one format: the time formats
+			 * before it go, those after it are added */
+			a->ntimes = 0;
+			a->journal_delta = 0;
+			add_time(a, (unsigned)short_outputs[i].time);
 			a->short_name = short_outputs[i].name;
 			return;
 		}
@@ -160,7 +195,7 @@ static void set_time_format(struct out_given *a, const char *arg)
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (!strcmp(arg, names[i].name)) {
-			a->time = names[i].time;
+			add_time(a, (unsigned)names[i].time);
 			return;
 		}
 	}
@@ -177,19 +212,19 @@ static void on_option(void *state, int val, const char *arg)
 
 	switch (val) {
 	case OPT_CTIME:
-		a->time = KMSG_TIME_CTIME;
+		add_time(a, KMSG_TIME_CTIME);
 		a->conflict = "--ctime";
 		break;
 	case OPT_RELTIME:
-		a->time = KMSG_TIME_RELTIME;
+		add_time(a, KMSG_TIME_RELTIME);
 		a->conflict = "--reltime";
 		break;
 	case OPT_DELTA:
-		a->delta = 1;
+		add_time(a, KMSG_TIME_MONO | KMSG_TIME_WITH_DELTA);
 		a->conflict = "--show-delta";
 		break;
 	case OPT_NOTIME:
-		a->time = KMSG_TIME_NOTIME;
+		add_time(a, KMSG_TIME_NOTIME);
 		a->conflict = "--notime";
 		break;
 	case OPT_TIMEFMT:
@@ -241,7 +276,7 @@ static void on_option(void *state, int val, const char *arg)
 		break;
 	case OPT_HUMAN:
 		a->human = 1;
-		a->time = KMSG_TIME_RELTIME;
+		add_time(a, KMSG_TIME_RELTIME);
 		a->conflict = "--human";
 		break;
 	case OPT_QUIET:
@@ -466,6 +501,85 @@ static unsigned pid_max_width(void)
 	return (unsigned)strnlen(buf, (size_t)n);
 }
 
+/* The time columns being resolved: KMSG_TIME_* | KMSG_TIME_WITH_DELTA. */
+struct tcols {
+	unsigned v[12];
+	size_t n;
+};
+
+/* The place of the first column tf, or -1. */
+static int tc_find(const struct tcols *t, unsigned tf)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->v[i] == tf)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Takes the column tf out, if it is there. */
+static void tc_remove(struct tcols *t, unsigned tf)
+{
+	int i = tc_find(t, tf);
+
+	if (i < 0)
+		return;
+	memmove(&t->v[i], &t->v[i + 1], (t->n - (size_t)i - 1) * sizeof(t->v[0]));
+	t->n--;
+}
+
+/* The delta format given with MONO (or else CTIME) becomes that one's
+ * " <delta>"; 1 if it did. */
+static int tc_join_delta(struct tcols *t, unsigned delta_tf, unsigned into)
+{
+	int i;
+
+	if (tc_find(t, delta_tf) < 0 || tc_find(t, into) < 0)
+		return 0;
+	tc_remove(t, delta_tf);
+	i = tc_find(t, into);
+	t->v[i] |= KMSG_TIME_WITH_DELTA;
+	return 1;
+}
+
+/*
+ * The time columns of the short output from the time formats given, as
+ * dmesg 2.42 combines them: each format once, in the order given (none
+ * given: the seconds since boot).  -t (notime) leaves no column, or with
+ * -d or the delta format only the delta; -d's seconds with delta join -T
+ * as "[ctime <delta>]"; the delta format joins the seconds since boot,
+ * or else -T, the same way.  Everything else is a column of its own.
+ */
+static void time_columns(struct kmsg_fmt_opts *fo, const struct out_given *a)
+{
+	const unsigned mono_delta = KMSG_TIME_MONO | KMSG_TIME_WITH_DELTA;
+	struct tcols t = { .n = a->ntimes };
+
+	memcpy(t.v, a->times, a->ntimes * sizeof(t.v[0]));
+	if (t.n == 0)
+		t.v[t.n++] = KMSG_TIME_MONO;
+	if (a->journal_delta && !journal_time(a) && tc_find(&t, mono_delta) < 0)
+		t.v[t.n++] = mono_delta;
+	if (tc_find(&t, KMSG_TIME_NOTIME) >= 0) {
+		int delta = tc_find(&t, mono_delta) >= 0 ||
+			    tc_find(&t, KMSG_TIME_DELTA) >= 0;
+
+		t.v[0] = delta ? KMSG_TIME_DELTA : KMSG_TIME_NOTIME;
+		t.n = 1;
+	}
+	if (tc_find(&t, KMSG_TIME_CTIME) >= 0)
+		(void)tc_join_delta(&t, mono_delta, KMSG_TIME_CTIME);
+	if (!tc_join_delta(&t, KMSG_TIME_DELTA, KMSG_TIME_MONO))
+		(void)tc_join_delta(&t, KMSG_TIME_DELTA, KMSG_TIME_CTIME);
+
+	fo->time = (enum kmsg_time_format)(t.v[0] & ~KMSG_TIME_WITH_DELTA);
+	if (t.v[0] & KMSG_TIME_WITH_DELTA)
+		fo->flags |= KMSG_FMT_SHOWDELTA;
+	fo->ntimes = 0;
+	for (size_t i = 1; i < t.n && fo->ntimes < KMSG_FMT_TIMES_MAX; i++)
+		fo->times[fo->ntimes++] = t.v[i];
+}
+
 void out_init(struct output *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -492,7 +606,6 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 		return cli_usage_error(cmd, "--raw", "cannot be used with %s", a->conflict);
 
 	fo.output = a->output;
-	fo.time = (enum kmsg_time_format)a->time;
 	if (a->decode)
 		fo.flags |= KMSG_FMT_DECODE;
 	if (a->noescape)
@@ -501,22 +614,12 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 	if (a->fields && a->output == KMSG_OUT_JSON)
 		fo.flags |= KMSG_FMT_FIELDS;
 	if (a->output == KMSG_OUT_SHORT) {
-		if (a->raw) {
+		if (a->raw)
 			fo.time = KMSG_TIME_RAW;
-		} else if (a->delta) {
-			/* dmesg 2.38: -d joins -T and the default time,
-			 * is ignored with iso, and replaces the others */
-			if (fo.time == KMSG_TIME_MONO || fo.time == KMSG_TIME_CTIME)
-				fo.flags |= KMSG_FMT_SHOWDELTA;
-			else if (fo.time == KMSG_TIME_ISO)
-				cli_error("--show-delta", "ignored with the iso time "
-					  "format, as dmesg ignores it");
-			else if (fo.time >= KMSG_TIME_SHORT_ISO)
-				cli_error("--show-delta", "ignored with -o %s",
-					  a->short_name);
-			else
-				fo.time = KMSG_TIME_DELTA;
-		}
+		else
+			time_columns(&fo, a);
+		if (!a->raw && a->journal_delta && journal_time(a))
+			cli_error("--show-delta", "ignored with -o %s", a->short_name);
 		if (a->fields)
 			fo.flags |= KMSG_FMT_FIELDS;
 		if (a->force_prefix)

@@ -18,9 +18,9 @@
 /*
  * The format and filter options: -e -T -d -t -r -x -J -o --time-format
  * --noescape --fields -L -H -P -l -f -k -u --since --until --match -q.  A popt
- * callback records them in order (dmesg's "the last time format wins")
- * in the struct output that out_init() bound, and out_setup() turns them
- * into the output.
+ * callback records them in order (the time formats become columns in the
+ * order given, as in dmesg 2.40 and later) in the struct output that
+ * out_init() bound, and out_setup() turns them into the output.
  */
 extern const struct poptOption output_options[];
 /* -H with the pager and -P (read), or -H alone (follow): the same callback. */
@@ -32,11 +32,15 @@ enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 /* What the options asked for, as the callback saw them, in order; all
  * zeros is none given (the default time and output). */
 struct out_given {
-	int time;            /* enum kmsg_time_format */
-	int delta, raw, decode, noescape, fields, human, nopager, quiet;
+	/* the time formats, each once, in the order given: KMSG_TIME_*,
+	 * or'ed with KMSG_TIME_WITH_DELTA for -d's and -T -d's */
+	unsigned times[12];
+	size_t ntimes;
+	const char *short_name; /* the -o that set a journalctl time, for -d */
+	int journal_delta;      /* -d given after it */
+	int raw, decode, noescape, fields, human, nopager, quiet;
 	int show_caller, show_pid;
 	int force_prefix, utc;
-	const char *short_name; /* the -o that set a journalctl time, for -d */
 	enum kmsg_output output;
 	enum color_mode color;
 	int color_given;

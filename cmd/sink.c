@@ -98,8 +98,11 @@ int out_record(struct output *o, const struct kmsg_record *rec)
 	const char *text;
 	int n;
 
-	if (!out_match(o, rec))
+	if (!out_match(o, rec)) {
+		/* dmesg 2.41's deltas: from the record before, shown or not */
+		(void)kmsg_fmt_skip(o->fmt, rec);
 		return 0;
+	}
 	if (o->values)
 		return values_add(o->values, o, rec);
 	if (o->fo.output == KMSG_OUT_SHORT && o->have_boot && rec->boot_id != o->last_boot &&

@@ -256,3 +256,26 @@ int parse_when(int64_t *ns, const char *s)
 	}
 	return parse_absolute(ns, s);
 }
+
+int when_boot_time(int64_t *real_ns)
+{
+	const char *env = getenv(WHEN_TEST_BOOT_TIME_ENV);
+
+	if (env && *env) {
+		char *end;
+		long long sec, usec;
+
+		errno = 0;
+		sec = strtoll(env, &end, 10);
+		if (!errno && *end == '.' && isdigit((unsigned char)end[1])) {
+			usec = strtoll(end + 1, &end, 10);
+			if (!errno && *end == '\0' && sec >= 0 && usec >= 0 &&
+			    usec < 1000000 && sec < INT64_MAX / NS_PER_SEC - 1) {
+				*real_ns = (int64_t)sec * NS_PER_SEC + (int64_t)usec * 1000;
+				return 0;
+			}
+		}
+	}
+	*real_ns = 0;
+	return kmsg_dmesg_boot_time(real_ns);
+}

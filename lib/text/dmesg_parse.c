@@ -221,11 +221,11 @@ int kmsg_dmesg_parse_sized(struct kmsg_record *rec, size_t size, const char *lin
 }
 
 /*
- * The machine's boot time as dmesg -F adds it to since-boot seconds, in
- * whole seconds: the wall clock minus CLOCK_BOOTTIME (both in
- * microseconds) rounded down, plus the seconds CLOCK_BOOTTIME is ahead of
- * CLOCK_MONOTONIC (time spent suspended).  dmesg drops the microseconds,
- * so kmsg must too for -T, -e and iso to print the same times.
+ * The machine's boot time as dmesg -F and -K add it to since-boot times
+ * (util-linux 2.39 and later, to the microsecond): the wall clock minus
+ * CLOCK_BOOTTIME, plus the time CLOCK_BOOTTIME is ahead of
+ * CLOCK_MONOTONIC (time spent suspended), each clock read in whole
+ * microseconds.  dmesg 2.38 dropped the boot time's microseconds.
  */
 int kmsg_dmesg_boot_time(int64_t *real_ns)
 {
@@ -240,10 +240,11 @@ int kmsg_dmesg_boot_time(int64_t *real_ns)
 		return -errno;
 	d = ((int64_t)now.tv_sec * 1000000 + now.tv_usec) -
 	    ((int64_t)bt.tv_sec * 1000000 + bt.tv_nsec / 1000);
-	d = d >= 0 ? d / 1000000 : -((-d + 999999) / 1000000);
 	if (clock_gettime(CLOCK_BOOTTIME, &bt) != 0 ||
 	    clock_gettime(CLOCK_MONOTONIC, &mono) != 0)
 		return -errno;
-	*real_ns = (d + (bt.tv_sec - mono.tv_sec)) * INT64_C(1000000000);
+	d += ((int64_t)bt.tv_sec * 1000000 + bt.tv_nsec / 1000) -
+	     ((int64_t)mono.tv_sec * 1000000 + mono.tv_nsec / 1000);
+	*real_ns = d * 1000;
 	return 0;
 }

@@ -35,8 +35,10 @@
 
 #include "text.h"
 
-/* Room for everything in a line that is not text: decode, time, colours. */
-#define PREFIX_MAX 256
+/* Room for the time columns, and for everything in a line that is not
+ * text: decode, time, colours. */
+#define TIME_COLUMNS_MAX (64 * (1 + KMSG_FMT_TIMES_MAX))
+#define PREFIX_MAX (128 + TIME_COLUMNS_MAX)
 
 #define COLOR_RESET     "\033[0m"
 
@@ -162,45 +164,46 @@ static int prio_valid(const struct kmsg_record *rec)
 }
 
 /*
- * Writes the time prefix of the short output at p, space included, and
- * sets *timebreak when it is reltime's absolute form.  Updates the delta
- * and reltime state.
+ * Writes one time column of the short output at p, space included: tf
+ * (a KMSG_TIME_*), with " <delta>" for MONO and CTIME when with_delta
+ * (NOTIME with it is DELTA), delta the microseconds since the record
+ * before.  Sets *timebreak when it is reltime's absolute form, and
+ * updates the reltime state.  64 bytes at most.
  */
-static char *put_time_prefix(struct kmsg_fmt *f, char *p,
-			     const struct kmsg_record *rec, int *timebreak)
+static char *put_time_column(struct kmsg_fmt *f, char *p, const struct kmsg_record *rec,
+			     unsigned tf, int with_delta, int64_t delta, int *timebreak)
 {
-	unsigned flags = f->opts.flags;
 	int64_t us = rec->boot_ns / 1000;
-	int64_t sec, frac, delta;
+	int64_t sec, frac;
 	const struct tm *tm;
 	char tb_unix[24];
 
-	switch (f->opts.time) {
+	switch ((enum kmsg_time_format)tf) {
 	case KMSG_TIME_MONO:
 		*p++ = '[';
 		p = put_fixed(p, us, 12, 0);
-		if (flags & KMSG_FMT_SHOWDELTA) {
+		if (with_delta) {
 			p = PUT_LIT(p, " <");
-			p = put_fixed(p, take_delta(f, us), 12, 0);
+			p = put_fixed(p, delta, 12, 0);
 			*p++ = '>';
 		}
 		return PUT_LIT(p, "] ");
 	case KMSG_TIME_NOTIME:
-		if (!(flags & KMSG_FMT_SHOWDELTA))
+		if (!with_delta)
 			return p;
 		/* -t -d is the delta alone */
 		__attribute__((fallthrough));
 	case KMSG_TIME_DELTA:
 		p = PUT_LIT(p, "[<");
-		p = put_fixed(p, take_delta(f, us), 12, 0);
+		p = put_fixed(p, delta, 12, 0);
 		return PUT_LIT(p, ">] ");
 	case KMSG_TIME_CTIME:
 		*p++ = '[';
 		tm = kmsg__local_tm(&f->tm, kmsg__floor_div(rec->real_ns, 1000000000));
 		p = kmsg__put_ctime(p, tm);
-		if (flags & KMSG_FMT_SHOWDELTA) {
+		if (with_delta) {
 			p = PUT_LIT(p, " <");
-			p = put_fixed(p, take_delta(f, us), 12, 0);
+			p = put_fixed(p, delta, 12, 0);
 			*p++ = '>';
 		}
 		return PUT_LIT(p, "] ");
@@ -214,7 +217,6 @@ static char *put_time_prefix(struct kmsg_fmt *f, char *p,
 		return p;
 	case KMSG_TIME_RELTIME:
 		tm = kmsg__local_tm(&f->tm, kmsg__floor_div(rec->real_ns, 1000000000));
-		delta = take_delta(f, us);
 		if (!f->have_last_min || tm->tm_min != f->last_min ||
 		    tm->tm_hour != f->last_hour || tm->tm_yday != f->last_yday ||
 		    tm->tm_year != f->last_year) {
@@ -243,10 +245,10 @@ static char *put_time_prefix(struct kmsg_fmt *f, char *p,
 		sec = kmsg__floor_div(rec->real_ns, 1000000000);
 		frac = (rec->real_ns - sec * 1000000000) / 1000;
 		tm = kmsg__local_tm(&f->tm, sec);
-		if (f->opts.time == KMSG_TIME_SHORT_PRECISE)
+		if (tf == KMSG_TIME_SHORT_PRECISE)
 			p = kmsg__put_syslog_time(p, tm, (long)frac);
 		else
-			p = kmsg__put_iso_short(p, tm, f->opts.time == KMSG_TIME_SHORT_ISO ?
+			p = kmsg__put_iso_short(p, tm, tf == KMSG_TIME_SHORT_ISO ?
 						-1 : (long)frac);
 		*p++ = ' ';
 		return p;
@@ -273,6 +275,42 @@ static char *put_time_prefix(struct kmsg_fmt *f, char *p,
 		return PUT_LIT(p, "] ");
 	}
 	return p;
+}
+
+/*
+ * Writes the time columns of the short output at p, each followed by a
+ * space (TIME_COLUMNS_MAX bytes at most), and sets *timebreak when one
+ * is reltime's absolute form.  As in dmesg 2.40 and later, every column
+ * of a line shows the one delta, the time since the record rendered
+ * before; -r's form is the whole prefix.
+ */
+static char *put_time_prefix(struct kmsg_fmt *f, char *p,
+			     const struct kmsg_record *rec, int *timebreak)
+{
+	int64_t us = rec->boot_ns / 1000;
+	int64_t delta = take_delta(f, us);
+
+	p = put_time_column(f, p, rec, f->opts.time,
+			    (f->opts.flags & KMSG_FMT_SHOWDELTA) != 0, delta, timebreak);
+	if (f->opts.time == KMSG_TIME_RAW)
+		return p;
+	for (unsigned i = 0; i < f->opts.ntimes; i++)
+		p = put_time_column(f, p, rec, f->opts.times[i] & ~KMSG_TIME_WITH_DELTA,
+				    (f->opts.times[i] & KMSG_TIME_WITH_DELTA) != 0,
+				    delta, timebreak);
+	return p;
+}
+
+/* 1 if one of the time columns is reltime. */
+static int has_reltime(const struct kmsg_fmt *f)
+{
+	if (f->opts.time == KMSG_TIME_RELTIME)
+		return 1;
+	for (unsigned i = 0; i < f->opts.ntimes; i++) {
+		if (f->opts.times[i] == KMSG_TIME_RELTIME)
+			return 1;
+	}
+	return 0;
 }
 
 /*
@@ -440,7 +478,7 @@ static char *put_prefixed_lines(struct kmsg_fmt *f, char *p, const struct kmsg_r
 {
 	static const char zero[] = "[  +0.000000] ";
 	size_t plen = (size_t)(p - f->buf), off = 0;
-	int reltime = f->opts.time == KMSG_TIME_RELTIME, first = 1;
+	int reltime = has_reltime(f), first = 1;
 
 	while (off < rec->text_len) {
 		const char *s = rec->text + off;
@@ -507,7 +545,7 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	indent = decode_len = (size_t)(p - f->buf);
 
 	if (color) {
-		char tb[128];
+		char tb[TIME_COLUMNS_MAX];
 		char *te = put_time_prefix(f, tb, rec, &timebreak);
 
 		if (te != tb) {
@@ -1118,6 +1156,22 @@ static int set_colors(struct kmsg_fmt *f)
 	return 0;
 }
 
+/* 1 if the time columns of opts (version 4) are ones the short output has. */
+static int times_valid(const struct kmsg_fmt_opts *opts)
+{
+	if (opts->ntimes > KMSG_FMT_TIMES_MAX)
+		return 0;
+	for (unsigned i = 0; i < opts->ntimes; i++) {
+		unsigned tf = opts->times[i] & ~KMSG_TIME_WITH_DELTA;
+
+		if (tf > KMSG_TIME_SHORT_UNIX || tf == KMSG_TIME_RAW ||
+		    ((opts->times[i] & KMSG_TIME_WITH_DELTA) &&
+		     tf != KMSG_TIME_MONO && tf != KMSG_TIME_CTIME))
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * A renderer for opts (NULL: the defaults).  Unknown versions, outputs,
  * time formats or flags are refused with KMSG_EINVAL.
@@ -1134,7 +1188,8 @@ int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts)
 	if (opts->version < 1 || opts->version > KMSG_FMT_OPTS_VERSION ||
 	    (unsigned)opts->output > KMSG_OUT_JSON_SEQ ||
 	    (unsigned)opts->time > KMSG_TIME_SHORT_UNIX || (opts->flags & ~FMT_FLAGS) ||
-	    (opts->version >= 3 && opts->caller_width > 16))
+	    (opts->version >= 3 && opts->caller_width > 16) ||
+	    (opts->version >= 4 && !times_valid(opts)))
 		return KMSG_EINVAL;
 	f = calloc(1, sizeof(*f));
 	if (f == NULL)
@@ -1145,6 +1200,8 @@ int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts)
 		memcpy(&f->opts, opts, offsetof(struct kmsg_fmt_opts, colors));
 	else if (opts->version == 2)
 		memcpy(&f->opts, opts, offsetof(struct kmsg_fmt_opts, caller_width));
+	else if (opts->version == 3)
+		memcpy(&f->opts, opts, offsetof(struct kmsg_fmt_opts, ntimes));
 	else
 		f->opts = *opts;
 	f->opts.version = KMSG_FMT_OPTS_VERSION;
@@ -1208,6 +1265,14 @@ int kmsg_fmt_record_sized(const char **out, struct kmsg_fmt *f,
 	if (n >= 0)
 		*out = f->buf;
 	return n;
+}
+
+int kmsg_fmt_skip(struct kmsg_fmt *f, const struct kmsg_record *rec)
+{
+	if (f == NULL || rec == NULL)
+		return KMSG_EINVAL;
+	f->last_us = rec->boot_ns / 1000;
+	return 0;
 }
 
 /*

@@ -7,19 +7,32 @@
 
 find_dmesg
 
+# boot_sec_238: the boot time as dmesg 2.38 adds it to the times of -F
+# text, in whole seconds (2.39 and later, and kmsg, keep its microseconds):
+# kmsg's, read off the iso time of a record at 0, less its fraction.
+printf '<6>[    0.000000] boot\n' >"$T/boot0.txt"
+boot_sec_238() {
+	local iso
+	iso=$(TZ=UTC "$KMSG" read -F "$T/boot0.txt" --time-format iso)
+	date -u -d "${iso%%,*}" +%s
+}
+
 # same_as_dmesg FILE TZ ARGS...: kmsg read -F FILE ARGS prints exactly what
-# dmesg -F FILE ARGS prints.  Both compute the boot time in whole seconds
-# when they start; a second boundary crossed in between means a retry.
-# The locale is C.UTF-8 unless LOCALE_ENV says otherwise ("LC_ALL=C", or
-# "" for no locale variable at all).
+# dmesg -F FILE ARGS prints.  kmsg is given dmesg 2.38's boot time in whole
+# seconds (see boot_sec_238), so that what did not change since is compared
+# with the installed 2.38; a second boundary crossed in between means a
+# retry.  The locale is C.UTF-8 unless LOCALE_ENV says otherwise
+# ("LC_ALL=C", or "" for no locale variable at all).
 same_as_dmesg() {
-	local file=$1 tz=$2 loc=${LOCALE_ENV-LC_ALL=C.UTF-8} _
+	local file=$1 tz=$2 loc=${LOCALE_ENV-LC_ALL=C.UTF-8} _ bt
 	shift 2
 	case_ "dmesg $* (TZ=$tz${loc:+ $loc} $(basename "$file"))"
 	for _ in 1 2 3; do
+		bt=$(boot_sec_238)
 		env -i PATH=/usr/bin:/bin HOME="$T" $loc TZ="$tz" \
 			"$DMESG" -F "$file" "$@" >"$T/want" 2>/dev/null
 		env -i PATH=/usr/bin:/bin HOME="$T" $loc TZ="$tz" \
+			KMSG_TEST_BOOT_TIME="$bt.000000" \
 			"$KMSG" read -F "$file" "$@" >"$T/got" 2>"$T/got.err"
 		cmp -s "$T/want" "$T/got" && break
 	done
@@ -67,12 +80,12 @@ printf '%b' \
 if [ $have_dmesg = 1 ]; then
 	for args in "" -e -T -d -t "-t -d" -r -x "--time-format iso" \
 		"--time-format delta" "--time-format ctime" "--time-format reltime" \
-		"--time-format notime" "-T -d" "-x -T" "-x -d" "-x -t" "-e -d" \
+		"--time-format notime" "-T -d" "-x -T" "-x -d" "-x -t" \
 		"-l err" "-l err,warn" "-l 3,debug" "-f user" "-f kern,daemon,authpriv" \
 		"-k" "-u" "-k -x" "-f user -l info" "--color=always" \
 		"--color=always -x -d" "--color=always -e" "--color=always -T" \
 		"--color=always -t" "--noescape" "-r --noescape" "-L=never" \
-		"-e -t" "-T -e"; do
+		"-e -t" "-r --time-format iso"; do
 		# shellcheck disable=SC2086
 		same_as_dmesg "$T/basic.txt" UTC $args
 	done
@@ -95,7 +108,7 @@ if [ $have_dmesg = 1 ]; then
 		'<6>[    0.512345] Command line: quiet\n' \
 		'<6>[    1.000000] third\n' '<6>[    0.000000] back at 0\n' \
 		'<6>[    2.250000] after it\n' >"$T/zero.txt"
-	for args in -d "-t -d" "-e -d" "-x -d" "-T -d" "--time-format delta" \
+	for args in -d "-t -d" "-d -t" "-x -d" "-T -d" "--time-format delta" \
 		"--color=always -d"; do
 		# shellcheck disable=SC2086
 		same_as_dmesg "$T/zero.txt" UTC $args
@@ -185,6 +198,118 @@ if [ $have_dmesg = 1 ]; then
 		done
 	done
 fi
+
+# ---------------------------------------------------------------------------
+# Where dmesg changed since 2.38, kmsg follows util-linux 2.42.  The expected
+# bytes are those print_record() and main() of sys-utils/dmesg.c in
+# util-linux v2.42.2 print (the installed 2.38 prints the others), with the
+# boot time fixed as dmesg's own tests fix it: 1234567890.123456, that is
+# 2009-02-13 23:31:30.123456 UTC.
+
+printf '%b' '<6>[    0.000000] zero\n' '<4>[    1.500000] usb 1-1: one and a half\n' \
+	'<6>[    2.900000] carry\n' '<3>[   12.750000] twelve\n' \
+	'<6>[   12.750001] x\n' >"$T/new.txt"
+# new_dmesg ARGS... WANT-LINES...: kmsg read -F new.txt ARGS in UTC prints
+# the lines (ARGS is one word, split here).
+new_dmesg() {
+	local args=$1
+	shift
+	case_ "as dmesg 2.42: $args"
+	# shellcheck disable=SC2086
+	TZ=UTC KMSG_TEST_BOOT_TIME=1234567890.123456 \
+		"$KMSG" read -F "$T/new.txt" $args >"$T/got" 2>"$T/got.err"
+	printf '%s\n' "$@" >"$T/want"
+	expect_file_eq "$T/want" "$T/got"
+	expect_eq "" "$(cat "$T/got.err")" "stderr"
+}
+
+# the boot time's microseconds count (2.39): 0.123456 + 2.9 s is past
+# 23:31:33, where 2.38 printed 23:31:32 and ",900000" after the seconds
+new_dmesg -T \
+	'[Fri Feb 13 23:31:30 2009] zero' \
+	'[Fri Feb 13 23:31:31 2009] usb 1-1: one and a half' \
+	'[Fri Feb 13 23:31:33 2009] carry' \
+	'[Fri Feb 13 23:31:42 2009] twelve' \
+	'[Fri Feb 13 23:31:42 2009] x'
+new_dmesg '--time-format iso' \
+	'2009-02-13T23:31:30,123456+00:00 zero' \
+	'2009-02-13T23:31:31,623456+00:00 usb 1-1: one and a half' \
+	'2009-02-13T23:31:33,023456+00:00 carry' \
+	'2009-02-13T23:31:42,873456+00:00 twelve' \
+	'2009-02-13T23:31:42,873457+00:00 x'
+# time formats are columns in the order given (2.40), one delta for all
+# (0 after the record at 0, as dmesg counts); 2.38 kept the last format,
+# and -d made -e the delta format alone and was ignored with iso
+new_dmesg '-e -d' \
+	'[Feb13 23:31] [    0.000000 <    0.000000>] zero' \
+	'[  +0.000000] [    1.500000 <    0.000000>] usb 1-1: one and a half' \
+	'[  +1.400000] [    2.900000 <    1.400000>] carry' \
+	'[  +9.850000] [   12.750000 <    9.850000>] twelve' \
+	'[  +0.000001] [   12.750001 <    0.000001>] x'
+new_dmesg '-T -e' \
+	'[Fri Feb 13 23:31:30 2009] [Feb13 23:31] zero' \
+	'[Fri Feb 13 23:31:31 2009] [  +0.000000] usb 1-1: one and a half' \
+	'[Fri Feb 13 23:31:33 2009] [  +1.400000] carry' \
+	'[Fri Feb 13 23:31:42 2009] [  +9.850000] twelve' \
+	'[Fri Feb 13 23:31:42 2009] [  +0.000001] x'
+new_dmesg '--time-format iso -d' \
+	'2009-02-13T23:31:30,123456+00:00 [    0.000000 <    0.000000>] zero' \
+	'2009-02-13T23:31:31,623456+00:00 [    1.500000 <    0.000000>] usb 1-1: one and a half' \
+	'2009-02-13T23:31:33,023456+00:00 [    2.900000 <    1.400000>] carry' \
+	'2009-02-13T23:31:42,873456+00:00 [   12.750000 <    9.850000>] twelve' \
+	'2009-02-13T23:31:42,873457+00:00 [   12.750001 <    0.000001>] x'
+new_dmesg '--time-format raw --time-format ctime --time-format iso' \
+	'[    0.000000] [Fri Feb 13 23:31:30 2009] 2009-02-13T23:31:30,123456+00:00 zero' \
+	'[    1.500000] [Fri Feb 13 23:31:31 2009] 2009-02-13T23:31:31,623456+00:00 usb 1-1: one and a half' \
+	'[    2.900000] [Fri Feb 13 23:31:33 2009] 2009-02-13T23:31:33,023456+00:00 carry' \
+	'[   12.750000] [Fri Feb 13 23:31:42 2009] 2009-02-13T23:31:42,873456+00:00 twelve' \
+	'[   12.750001] [Fri Feb 13 23:31:42 2009] 2009-02-13T23:31:42,873457+00:00 x'
+# the delta format joins the seconds since boot, or else ctime
+new_dmesg '--time-format iso --time-format delta --time-format ctime -x' \
+	'kern  :info  : 2009-02-13T23:31:30,123456+00:00 [Fri Feb 13 23:31:30 2009 <    0.000000>] zero' \
+	'kern  :warn  : 2009-02-13T23:31:31,623456+00:00 [Fri Feb 13 23:31:31 2009 <    0.000000>] usb 1-1: one and a half' \
+	'kern  :info  : 2009-02-13T23:31:33,023456+00:00 [Fri Feb 13 23:31:33 2009 <    1.400000>] carry' \
+	'kern  :err   : 2009-02-13T23:31:42,873456+00:00 [Fri Feb 13 23:31:42 2009 <    9.850000>] twelve' \
+	'kern  :info  : 2009-02-13T23:31:42,873457+00:00 [Fri Feb 13 23:31:42 2009 <    0.000001>] x'
+new_dmesg '--time-format delta --time-format raw --time-format ctime' \
+	'[    0.000000 <    0.000000>] [Fri Feb 13 23:31:30 2009] zero' \
+	'[    1.500000 <    0.000000>] [Fri Feb 13 23:31:31 2009] usb 1-1: one and a half' \
+	'[    2.900000 <    1.400000>] [Fri Feb 13 23:31:33 2009] carry' \
+	'[   12.750000 <    9.850000>] [Fri Feb 13 23:31:42 2009] twelve' \
+	'[   12.750001 <    0.000001>] [Fri Feb 13 23:31:42 2009] x'
+# -d joins ctime; each format given once makes one column
+new_dmesg '-d -T -d --time-format ctime' \
+	'[Fri Feb 13 23:31:30 2009 <    0.000000>] zero' \
+	'[Fri Feb 13 23:31:31 2009 <    0.000000>] usb 1-1: one and a half' \
+	'[Fri Feb 13 23:31:33 2009 <    1.400000>] carry' \
+	'[Fri Feb 13 23:31:42 2009 <    9.850000>] twelve' \
+	'[Fri Feb 13 23:31:42 2009 <    0.000001>] x'
+# notime leaves no column, or with a delta the delta alone (2.42; 2.38
+# printed -T's for -t -T)
+new_dmesg '-t -T --time-format iso' zero 'usb 1-1: one and a half' carry twelve x
+new_dmesg '-t -e' zero 'usb 1-1: one and a half' carry twelve x
+new_dmesg '--time-format delta -t' \
+	'[<    0.000000>] zero' '[<    0.000000>] usb 1-1: one and a half' \
+	'[<    1.400000>] carry' '[<    9.850000>] twelve' '[<    0.000001>] x'
+# raw is the seconds since boot (2.41), a column of its own beside -d's
+new_dmesg '--time-format raw -d' \
+	'[    0.000000] [    0.000000 <    0.000000>] zero' \
+	'[    1.500000] [    1.500000 <    0.000000>] usb 1-1: one and a half' \
+	'[    2.900000] [    2.900000 <    1.400000>] carry' \
+	'[   12.750000] [   12.750000 <    9.850000>] twelve' \
+	'[   12.750001] [   12.750001 <    0.000001>] x'
+new_dmesg '-T -t -d' \
+	'[<    0.000000>] zero' '[<    0.000000>] usb 1-1: one and a half' \
+	'[<    1.400000>] carry' '[<    9.850000>] twelve' '[<    0.000001>] x'
+# the time columns in one colour, timebreak's when reltime's is absolute;
+# deltas count from the record before, shown or not (2.41)
+new_dmesg '-e --time-format raw --color=always -l info' \
+	$'\e[32m\e[1m[Feb13 23:31] [    0.000000] \e[0mzero' \
+	$'\e[32m[  +1.400000] [    2.900000] \e[0mcarry' \
+	$'\e[32m[  +0.000001] [   12.750001] \e[0mx'
+new_dmesg '-d -l warn,err' \
+	'[    1.500000 <    0.000000>] usb 1-1: one and a half' \
+	'[   12.750000 <    9.850000>] twelve'
 
 # ---------------------------------------------------------------------------
 # Where kmsg deliberately differs from dmesg 2.38

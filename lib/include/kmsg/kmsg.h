@@ -660,6 +660,10 @@ enum kmsg_time_format {
 	KMSG_TIME_SHORT_UNIX,        /* 1715505421.234567 */
 };
 
+/* In kmsg_fmt_opts.times: MONO or CTIME with " <delta>" inside its
+ * brackets, as KMSG_FMT_SHOWDELTA makes the first time column. */
+#define KMSG_TIME_WITH_DELTA 0x100u
+
 enum kmsg_output {
 	KMSG_OUT_SHORT, /* dmesg's text lines */
 	KMSG_OUT_JSON,  /* {"dmesg":[{"pri":N,"time":T,"msg":"..."},...]} */
@@ -747,11 +751,12 @@ enum kmsg_color {
 #define KMSG_FMT_COLOR_MAX 256
 
 /*
- * Version 2 added colors, version 3 caller_width; a program built with an
- * older struct (which ends before them) still passes its version and gets
- * dmesg's colours and caller_width 0.
+ * Version 2 added colors, version 3 caller_width, version 4 ntimes and
+ * times; a program built with an older struct (which ends before them)
+ * still passes its version and gets dmesg's colours, caller_width 0 and
+ * one time column.
  */
-#define KMSG_FMT_OPTS_VERSION 3
+#define KMSG_FMT_OPTS_VERSION 4
 struct kmsg_fmt_opts {
 	unsigned version;              /* KMSG_FMT_OPTS_VERSION */
 	enum kmsg_output output;
@@ -765,9 +770,18 @@ struct kmsg_fmt_opts {
 	 * output are "[%*s] ", the name right-aligned in this many columns,
 	 * at most 16 (0: 5, dmesg -F's width) */
 	unsigned caller_width;
+	/* since version 4: more time columns of the short output after the
+	 * one of time, in this order, as dmesg 2.40 and later print several
+	 * time formats given together: times[0..ntimes-1] (ntimes at most
+	 * KMSG_FMT_TIMES_MAX), each a KMSG_TIME_* but RAW, or'ed with
+	 * KMSG_TIME_WITH_DELTA for MONO and CTIME.  Every column of a line
+	 * shows the same delta. */
+	unsigned ntimes;
+	unsigned times[7];
 };
+#define KMSG_FMT_TIMES_MAX 7
 #define KMSG_FMT_OPTS_INIT \
-	{ KMSG_FMT_OPTS_VERSION, KMSG_OUT_SHORT, KMSG_TIME_MONO, 0, { NULL }, 0 }
+	{ KMSG_FMT_OPTS_VERSION, KMSG_OUT_SHORT, KMSG_TIME_MONO, 0, { NULL }, 0, 0, { 0 } }
 
 /*
  * The caller of rec as KMSG_FMT_CALLER shows it, written into buf (size
@@ -833,6 +847,13 @@ int kmsg_fmt_record_sized(const char **out, struct kmsg_fmt *f,
 #define kmsg_fmt_record(out, f, rec) \
 	kmsg_fmt_record_sized((out), (f), (rec), sizeof(struct kmsg_record))
 int kmsg_fmt_end(const char **out, struct kmsg_fmt *f);
+
+/*
+ * A record not shown (left out by a filter) that the deltas after it still
+ * count from, as dmesg 2.41 and later count them: the next record's delta
+ * is the time since rec.  Returns 0, or KMSG_EINVAL for NULL arguments.
+ */
+int kmsg_fmt_skip(struct kmsg_fmt *f, const struct kmsg_record *rec);
 
 /*
  * Limits the members and fields of the JSON record objects to keys, a
@@ -927,8 +948,9 @@ int kmsg_dmesg_parse_sized(struct kmsg_record *rec, size_t size, const char *lin
 
 /*
  * Stores in *real_ns the machine's boot time (wall clock, ns since the
- * epoch) as dmesg -F computes it to turn since-boot seconds into dates:
- * whole seconds, and moved on by the time the machine spent suspended.
+ * epoch) as dmesg -F and -K compute it to turn since-boot seconds into
+ * dates: to the microsecond (util-linux 2.39 and later; 2.38 dropped the
+ * microseconds), and moved on by the time the machine spent suspended.
  * Passed to kmsg_dmesg_parse(), it makes -T, reltime and iso print what
  * dmesg -F prints for the same text.  Returns 0, KMSG_EINVAL for a NULL
  * argument, or -errno if a clock cannot be read.
