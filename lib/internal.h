@@ -415,7 +415,9 @@ static inline int kmsg__ring_reserve(struct kmsg_log *log, uint64_t len, struct 
 		phys = kmsg__ring_phys(log, pos);
 		end = pos + len;
 		at = log->data + phys;
-		if (D - phys < len || (sw >> RESV_OWNER_BITS) >= RESV_SEQ_MAX - 1 ||
+		/* a number more than the positions allow is a lie, and
+		 * below POS_LIMIT - 2 * D none reaches RESV_SEQ_MAX */
+		if (D - phys < len || (sw >> RESV_OWNER_BITS) > pos / REC_HDR + D / REC_HDR + 1 ||
 		    pos >= POS_LIMIT - 2 * D || pos % REC_ALIGN ||  /* a lie */
 		    /* head must be in [end + 64 - D, pos]: eviction due, or a lie */
 		    (end + REC_HDR > D &&
@@ -468,8 +470,11 @@ static inline int kmsg__ring_commit(struct rec_hdr *b, uint64_t rpos)
 					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))               /* C1 */
 		return 0;
 	/* An evictor made it a HOLE (C2): this is the writer's last store to
-	 * it, after which its quarantine may be lifted. */
-	__atomic_store_n(&b->tag, rpos | ST_RELEASED, __ATOMIC_RELEASE);
+	 * it, after which its quarantine may be lifted.  Any other tag is
+	 * another writer's block at the same place (a resv that lied), not
+	 * this one's to change. */
+	if (want == (rpos | ST_HOLE))
+		__atomic_store_n(&b->tag, rpos | ST_RELEASED, __ATOMIC_RELEASE);
 	return 1;
 }
 /*

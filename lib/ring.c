@@ -263,9 +263,11 @@
  *	  behind it, as W3 keeps them), and walks no further than that resv,
  *	  at most D / 8 steps; each lap looks again, and laps that move
  *	  nothing for EVICT_NS (twenty STALL_NS) end it;
- *	- W2 takes a resv off the 8-byte grid, or past the positions and
- *	  numbers a log has, or a head outside [end + 64 - D, resv], for
- *	  such a look too; so does a writer whose reservations are passed
+ *	- W2 takes a resv off the 8-byte grid, or with a number more than
+ *	  its position allows (each number takes 64 bytes at least, so
+ *	  numbers never run out before positions), or a head outside
+ *	  [end + 64 - D, resv], for such a look too, and a rebuild believes
+ *	  no record's number that its position does not allow; so does a writer whose reservations are passed
  *	  again and again (pass_to past resv makes every mark look passed);
  *	- a reader's window puts head at most a ring behind resv (R1), and
  *	  every scan for a mark or a record ends within a ring of its start;
@@ -1437,17 +1439,16 @@ int kmsg__ring_reserve_slow(struct kmsg_log *log, uint64_t len, struct rec_hdr *
 		uint64_t h, s = rs_seq(log, sw), lo, hi, need;
 		uint32_t gen;
 
-		if ((sw >> RESV_OWNER_BITS) >= RESV_SEQ_MAX || pos >= POS_LIMIT - 2 * D ||
-		    pos % REC_ALIGN) {
-			/* the numbers or positions used up, or a lie */
-			if ((sw >> RESV_OWNER_BITS) < RESV_SEQ_MAX && pos < POS_LIMIT - 2 * D) {
-				if ((err = meet_lie(log, &lies)) < 0)
-					return err;
-			} else if (lies >= LIES_MAX || kmsg__ring_sane(log, log->map + HDR_STATIC)) {
+		if (pos >= POS_LIMIT - 2 * D || pos % REC_ALIGN ||
+		    (sw >> RESV_OWNER_BITS) > pos / REC_HDR + D / REC_HDR + 1) {
+			/* the positions used up, or a lie: a number more than
+			 * the positions allow (RESV_SEQ_MAX is more still), a
+			 * position off the grid */
+			if (pos >= POS_LIMIT - 2 * D &&
+			    (lies >= LIES_MAX || kmsg__ring_sane(log, log->map + HDR_STATIC)))
 				return KMSG_ESEQ;
-			} else {
-				meet_lie(log, &lies);
-			}
+			if ((err = meet_lie(log, &lies)) < 0)
+				return err;
 			pos = atomic_load_explicit(&log->dyn->resv_pos, memory_order_acquire);
 			sw = atomic_load_explicit(&log->dyn->resv_seq, memory_order_acquire);
 			continue;
@@ -1535,9 +1536,11 @@ void kmsg__ring_release_passed(struct rec_hdr *b, uint64_t rpos)
 	uint64_t want = rpos | ST_RESERVED;
 
 	/* Passed while unmarked (EVICTION): let go of it; an evictor that
-	 * saw the mark may have made it a HOLE first, which is as good. */
+	 * saw the mark may have made it a HOLE first, which is as good.  Any
+	 * other tag is another writer's block here (a resv that lied). */
 	if (!__atomic_compare_exchange_n(&b->tag, &want, rpos | ST_RELEASED, 0,
-					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
+	    want == (rpos | ST_HOLE))
 		__atomic_store_n(&b->tag, rpos | ST_RELEASED, __ATOMIC_RELEASE);
 }
 
@@ -1950,7 +1953,10 @@ void kmsg__ring_rebuild(struct kmsg_log *log)
 	}
 	kmsg__scan_start(&sc, 0);
 	for (uint64_t phys = 0, at, len; (len = next_placed(log, &sc, &phys, &at, &r)) != 0;) {
-		if (!(r.flags & REC_PAD) && (!found || r.seq > best_seq)) {
+		/* a number more than the positions up to it could have
+		 * handed out came from a lying resv_seq: not the newest */
+		if (!(r.flags & REC_PAD) && (!found || r.seq > best_seq) &&
+		    r.seq - log->first_seq <= (at + len) / REC_HDR + D / REC_HDR + 1) {
 			best_seq = r.seq;
 			best_end = at + len;
 			found = 1;
@@ -2003,6 +2009,16 @@ void kmsg__ring_rebuild(struct kmsg_log *log)
 			if (!log->private_hdr)
 				atomic_fetch_add(&log->aux->damaged, old_next - next);
 			next = old_next;
+		}
+		/* Numbers no run of blocks up to best_end could have taken
+		 * (a lying resv_seq that writers numbered on from) would
+		 * fail the checks again, or leave no numbers: the most the
+		 * positions allow instead, under the new identity below;
+		 * readers report the records above it as out of order. */
+		if (next - log->first_seq > best_end / REC_HDR + D / REC_HDR + 1) {
+			next = log->first_seq + best_end / REC_HDR;
+			if (head_seq > next || next - head_seq > D / REC_HDR + 1)
+				head_seq = next;
 		}
 	}
 	if (log->version == KMSG_FORMAT_V1) {

@@ -24,6 +24,7 @@
 TestSuite(hostile, .fini = tu_cleanup);
 
 #define LOG_SIZE (256 * 1024)
+#define LIE_APPENDS 1000
 
 /* Runs fn(arg) in a child that has `seconds` to exit 0. */
 static void within(unsigned seconds, void (*fn)(void *), void *arg)
@@ -68,6 +69,7 @@ static struct kmsg_dyn *other_mapping(const char *path, void **map, size_t *len)
 struct lie {
 	size_t off;       /* of the word in the dynamic part */
 	uint64_t add;     /* added to it */
+	uint64_t set;     /* or, if not 0, stored */
 };
 
 /*
@@ -94,10 +96,13 @@ static void lie_then_append(void *arg)
 	for (int i = 0; i < 6000; i++)
 		tu_append(log, "a record before the lie, long enough to fill the ring");
 	d = other_mapping(path, &map, &len);
-	atomic_fetch_add((_Atomic uint64_t *)((char *)d + l->off), l->add);
+	if (l->set)
+		atomic_store((_Atomic uint64_t *)((char *)d + l->off), l->set);
+	else
+		atomic_fetch_add((_Atomic uint64_t *)((char *)d + l->off), l->add);
 	munmap(map, len);
 
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < LIE_APPENDS; i++) {
 		struct kmsg_entry e = KMSG_ENTRY_INIT;
 
 		snprintf(text, sizeof(text), "after the lie %d", i);
@@ -124,7 +129,7 @@ static void lie_then_append(void *arg)
 		}
 	}
 	check(err == 0, "the reader's end");
-	check(n == 100, "a record after the lie missing");
+	check(n == LIE_APPENDS, "a record after the lie missing");
 	check(last == seq, "the last record's number");
 	kmsg_reader_free(r);
 	kmsg_log_close(rd);
@@ -179,5 +184,13 @@ Test(hostile, head_far_behind)
 Test(hostile, head_seq_far_ahead)
 {
 	struct lie l = { DYN(head_seq), UINT64_C(1) << 52 };
+	within(20, lie_then_append, &l);
+}
+
+/* Numbers near the end of their space, which the fast path numbers on
+ * from until the space is used up: the repair must not believe them. */
+Test(hostile, resv_seq_near_its_end)
+{
+	struct lie l = { DYN(resv_seq), 0, (RESV_SEQ_MAX - 500) << RESV_OWNER_BITS };
 	within(20, lie_then_append, &l);
 }

@@ -336,34 +336,34 @@ Test(ring, clear_moves_forward_and_never_reuses_numbers)
 	kmsg_log_close(log);
 }
 
+/*
+ * Every number takes 64 bytes of positions at least, so numbers run out
+ * only after positions (below): a counter pushed near the end of its
+ * space in a small log is a lie, which the writer repairs, numbering on
+ * from its records; nothing wraps, and no number is handed out twice.
+ */
 Test(ring, sequence_numbers_near_the_end_of_their_space)
 {
 	struct kmsg_create_opts o = KMSG_CREATE_OPTS_INIT;
 	struct kmsg_log *log;
-	uint64_t seq, last = (UINT64_C(1) << 63) + RESV_SEQ_MAX;
+	uint64_t seq;
 
 	o.size = 65536;
 	o.first_seq = UINT64_C(1) << 63;
 	cr_assert_eq(kmsg_log_create(&log, tu_path("n.log"), &o, 0), 0);
 	cr_assert_eq(tu_append(log, "big"), UINT64_C(1) << 63);
-	/* Push the counter to the last two numbers a log gives (2^56 of
-	 * them from its first). */
 	atomic_store(&log->dyn->resv_seq, (RESV_SEQ_MAX - 2) << RESV_OWNER_BITS);
 	cr_assert_eq(kmsg_log_append(&seq, log, &(struct kmsg_entry)KMSG_ENTRY_INIT), 0);
-	cr_assert_eq(seq, last - 2);
-	cr_assert_eq(kmsg_log_append(&seq, log, &(struct kmsg_entry)KMSG_ENTRY_INIT), 0);
-	cr_assert_eq(seq, last - 1);
-	cr_assert_eq(kmsg_log_append(&seq, log, &(struct kmsg_entry)KMSG_ENTRY_INIT), KMSG_ESEQ,
-		     "the last number is never handed out, nothing wraps");
+	cr_assert_eq(seq, (UINT64_C(1) << 63) + 1);
 	struct kmsg_reader *r;
 	struct kmsg_record rec;
 	kmsg_reader_new(&r, log, 0);
 	cr_assert_eq(next_rec(r, &rec), 1);
 	cr_assert_eq(rec.seq, UINT64_C(1) << 63);
 	cr_assert_eq(next_rec(r, &rec), 1);
-	cr_assert_eq(rec.seq, last - 2);
-	cr_assert_eq(rec.damaged, last - 2 - (UINT64_C(1) << 63) - 1,
-		     "a jump in numbering is reported, not hidden");
+	cr_assert_eq(rec.seq, (UINT64_C(1) << 63) + 1);
+	cr_assert_eq(rec.damaged, 0);
+	cr_assert_eq(next_rec(r, &rec), 0);
 	kmsg_reader_free(r);
 	kmsg_log_close(log);
 }
