@@ -3,7 +3,11 @@
  *
  * WHICH FILES.  The user's directory, $XDG_CONFIG_HOME/terminal-colors.d
  * (or ~/.config/terminal-colors.d), or only when that does not exist or
- * may not be read, /etc/terminal-colors.d: the two are not merged.  Its
+ * may not be read, /etc/terminal-colors.d: the two are not merged.  With
+ * privileges the user lacks (sudo kmsg read: privilege.h), only /etc's:
+ * util-linux reads the invoking user's directory as root, and a scheme
+ * is sequences sent to the terminal, from a file that user may write,
+ * which root's kmsg then opens (a FIFO, a device, a link anywhere).  Its
  * files are named [NAME][@TERM].TYPE, TYPE one of disable, enable and
  * scheme; a file applies when NAME is missing or names the tool and TERM
  * is missing or is $TERM.  kmsg prints dmesg's output, so a user who
@@ -43,6 +47,7 @@
 #define _GNU_SOURCE
 #include "colors.h"
 #include "cmd.h"
+#include "privilege.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -164,24 +169,37 @@ static int scan_dir(struct term_colors *tc, const char *dir)
 	return 0;
 }
 
+/* /etc/terminal-colors.d, or in the test suite's build the directory
+ * that stands for it. */
+static const char *system_dir(void)
+{
+#ifdef KMSG_TEST_HOOKS
+	const char *sys = getenv(COLORS_TEST_SYSDIR_ENV);
+
+	if (sys && *sys)
+		return sys;
+#endif
+	return TC_SYSDIR;
+}
+
 void tc_scan(struct term_colors *tc)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	const char *sys = getenv(COLORS_TEST_SYSDIR_ENV);
 	char dir[PATH_MAX];
 	int n = -1, rc = -ENOENT;
 
 	if (tc->scanned)
 		return;
 	tc->scanned = 1;
-	if (xdg && *xdg)
+	/* with privileges the user lacks, not the user's directory */
+	if (!priv_elevated() && xdg && *xdg)
 		n = snprintf(dir, sizeof(dir), "%s/" TC_DIRNAME, xdg);
-	else if (home && *home)
+	else if (!priv_elevated() && home && *home)
 		n = snprintf(dir, sizeof(dir), "%s/.config/" TC_DIRNAME, home);
 	if (n > 0 && (size_t)n < sizeof(dir))
 		rc = scan_dir(tc, dir);
 	if (rc == -ENOENT || rc == -EACCES || rc == -EPERM)
-		scan_dir(tc, sys && *sys ? sys : TC_SYSDIR);
+		scan_dir(tc, system_dir());
 }
 
 int tc_disabled(const struct term_colors *tc)

@@ -8,11 +8,14 @@
 
 #include <kmsg/kmsg.h>
 
+#ifdef KMSG_TEST_HOOKS
 /*
- * Replaces /etc/terminal-colors.d, for the test suite only: the tests
- * cannot write to /etc.  Documented as such in kmsg(1).
+ * Replaces /etc/terminal-colors.d in the test suite's build of the tool
+ * (KMSG_TEST_HOOKS; never the one installed): the tests cannot write to
+ * /etc.
  */
 #define COLORS_TEST_SYSDIR_ENV "KMSG_TEST_TERMINAL_COLORS_DIR"
+#endif
 
 enum { TC_DISABLE, TC_ENABLE, TC_SCHEME, TC_TYPES };
 
@@ -27,7 +30,8 @@ struct term_colors {
 /*
  * Finds the files of terminal-colors.d that apply to kmsg on $TERM: those
  * of the user's directory, or if it does not exist (or may not be read),
- * those of /etc/terminal-colors.d.  Reads no file.  Once per tc.
+ * those of /etc/terminal-colors.d; only /etc's with privileges the user
+ * lacks (priv_elevated()).  Reads no file.  Once per tc.
  */
 void tc_scan(struct term_colors *tc);
 

@@ -1,9 +1,19 @@
 /*
  * pager.c - read -H's pager, as dmesg runs one: PAGER or less, only when
  * standard output is a terminal (see pager.h).
+ *
+ * With privileges the user lacks (privilege.h: sudo kmsg read) a pager
+ * the user picks would run with them, and less's own commands (!, |, v,
+ * :e, LESSOPEN) run programs: dmesg and journalctl before CVE-2023-26604
+ * gave a root shell so.  Then PAGER is not run (empty or "cat" still mean
+ * none) and PATH is not searched: less comes from /usr/bin or /bin, with
+ * LESSSECURE=1, LESS=FRSX whatever LESS said, no LESSOPEN, LESSCLOSE or
+ * LESSSECURE_ALLOW, and no lesskey file of the user's; without such a
+ * less, no pager.
  */
 #define _GNU_SOURCE
 #include "pager.h"
+#include "privilege.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,18 +52,58 @@ static int have_command(const char *cmd)
 	return 0;
 }
 
+/* The less run with privileges: the system's, never one found on PATH. */
+static const char *secure_less(void)
+{
+	static const char *const paths[] = { "/usr/bin/less", "/bin/less" };
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (access(paths[i], X_OK) == 0)
+			return paths[i];
+	return NULL;
+}
+
+/*
+ * In the pager's process, before less runs with privileges: its secure
+ * mode, and nothing of the user's that names a program or a file.
+ */
+static void secure_less_env(void)
+{
+	static const char *const drop[] = {
+		"LESSOPEN", "LESSCLOSE", "LESSSECURE_ALLOW", "LESSKEY_SYSTEM",
+		"LESSKEYIN_SYSTEM", "LESSKEY_CONTENT", "LESSEDIT", "LESSHISTFILE",
+	};
+
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+		unsetenv(drop[i]);
+	setenv("LESSSECURE", "1", 1);
+	setenv("LESS", "FRSX", 1);
+	/* not ~/.lesskey nor $XDG_CONFIG_HOME/lesskey */
+	setenv("LESSKEYIN", "/dev/null", 1);
+	setenv("LESSKEY", "/dev/null", 1);
+}
+
 void pager_start(struct pager *p)
 {
-	const char *pager = getenv("PAGER");
+	const char *pager = getenv("PAGER"), *less = NULL;
+	int secure = priv_elevated();
 	int fds[2];
 	pid_t pid;
 
 	if (!isatty(STDOUT_FILENO))
 		return;
-	if (pager == NULL)
-		pager = "less";
-	if (!*pager || !strcmp(pager, "cat") || !have_command(pager))
+	if (pager && (!*pager || !strcmp(pager, "cat")))
 		return;
+	if (secure) {
+		less = secure_less();
+		if (less == NULL)
+			return;
+	} else {
+		if (pager == NULL)
+			pager = "less";
+		if (!have_command(pager))
+			return;
+	}
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return;
 	pid = fork();
@@ -65,6 +115,11 @@ void pager_start(struct pager *p)
 	if (pid == 0) {
 		dup2(fds[0], STDIN_FILENO);
 		signal(SIGPIPE, SIG_DFL); /* ours is ignored (cli_init) */
+		if (secure) {
+			secure_less_env();
+			execl(less, "less", (char *)NULL);
+			_exit(127);
+		}
 		/* less: quit if one screen, raw colours, no init (dmesg's) */
 		setenv("LESS", "FRSX", 0);
 		setenv("LV", "-c", 0);

@@ -15,7 +15,9 @@ struct pager {
 /*
  * Starts the pager if standard output is a terminal: PAGER, or less with
  * LESS=FRSX unless LESS is set (dmesg's), none if PAGER is empty or cat
- * or cannot be found.  Standard output (and standard error, if a
+ * or cannot be found.  With privileges the user lacks (priv_elevated()),
+ * only /usr/bin/less or /bin/less in its secure mode, whatever PAGER
+ * names (see pager.c), and none if neither is there.  Standard output (and standard error, if a
  * terminal) then go into it, and SIGINT and SIGQUIT are ignored until
  * pager_end(): Ctrl-C is the pager's.  Failing to start one is not an
  * error: the output goes to the terminal.

@@ -2,8 +2,9 @@
 # colors.sh - terminal-colors.d(5) for kmsg read and kmsg follow: scheme
 # files (names, numbers, escapes) and which file wins, .disable and .enable
 # on a terminal (script(1) gives one), the options and NO_COLOR over them,
-# /etc's directory when the user has none, and files of any size or
-# garbage.  Colours are compared byte for byte with util-linux 2.38's
+# /etc's directory when the user has none and alone under sudo or pkexec,
+# the installed build's deafness to the test's stand-in for /etc, and
+# files of any size or garbage.  Colours are compared byte for byte with util-linux 2.38's
 # dmesg where it is installed, and with tests/cli/expected/colors-*.txt
 # (shown through cat -v, ESC as ^[).
 . "$(dirname "$0")/lib.sh.inc"
@@ -198,6 +199,46 @@ if [ $have_script = 1 ]; then
 	mkdir "$TD"
 	kread --color=always
 	expect_grep $'\033\[31mdevice' "$T/k"
+	rm -rf "$ETC"
+fi
+
+case_ "under sudo or pkexec: the user's directory is not read, /etc's is"
+# a scheme the invoking user wrote would reach the terminal from root's
+# kmsg (and a FIFO or device there be opened by it): only /etc's counts
+echo "err 32" >"$TD/kmsg.scheme"
+mkdir -p "$ETC"
+echo "err 36" >"$ETC/kmsg.scheme"
+for who in SUDO_UID=1000 SUDO_USER=someone PKEXEC_UID=1000; do
+	env "$who" "$KMSG" read -F "$RAW" --color=always >"$T/k" 2>"$T/kerr"
+	expect_grep $'\033\[36mdevice' "$T/k"
+done
+rm -f "$ETC/kmsg.scheme"
+SUDO_UID=1000 "$KMSG" read -F "$RAW" --color=always >"$T/k"
+shown "$T/k" >"$T/got"
+expect_file_eq "$EXPECTED/colors-default.txt" "$T/got"
+# and not under sudo, the user's as before
+kread --color=always
+expect_grep $'\033\[32mdevice' "$T/k"
+rm -rf "$ETC" "$TD"/*
+
+case_ "the installed build honours no test variable"
+# KMSG_TEST_TERMINAL_COLORS_DIR is the test build's alone (kmsg-test):
+# the kmsg that is installed reads the real /etc/terminal-colors.d
+if [ -n "${KMSG_RELEASE:-}" ] && [ ! -e /etc/terminal-colors.d ]; then
+	mkdir -p "$ETC"
+	echo "err 36" >"$ETC/kmsg.scheme"
+	rmdir "$TD"
+	"$KMSG" read -F "$RAW" --color=always >"$T/k"
+	expect_grep $'\033\[36mdevice' "$T/k"
+	"$KMSG_RELEASE" read -F "$RAW" --color=always >"$T/k"
+	shown "$T/k" >"$T/got"
+	expect_file_eq "$EXPECTED/colors-default.txt" "$T/got"
+	if strings "$KMSG_RELEASE" | grep -q KMSG_TEST_; then
+		fail "the installed build holds a KMSG_TEST_ name: $(strings "$KMSG_RELEASE" | grep KMSG_TEST_ | head -3 | paste -sd' ')"
+	else
+		ok
+	fi
+	mkdir "$TD"
 	rm -rf "$ETC"
 fi
 
