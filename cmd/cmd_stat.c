@@ -50,6 +50,43 @@ static char *json_escaped(const char *s)
 }
 
 /*
+ * s as error messages show it (kmsg_text_escape()), and a newline as \x0a
+ * too, so that a name cannot end the line and start another; NULL if out
+ * of memory.
+ */
+static char *text_escaped(const char *s)
+{
+	size_t len = strlen(s), nl = 0, size = KMSG_TEXT_ESCAPE_SIZE(len);
+	char *buf = malloc(size), *out;
+	int n;
+
+	if (buf == NULL || (n = kmsg_text_escape(buf, size, s, len, 0)) < 0) {
+		free(buf);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		nl += buf[i] == '\n';
+	if (nl == 0)
+		return buf;
+	out = malloc((size_t)n + 3 * nl + 1);
+	if (out) {
+		char *o = out;
+
+		for (int i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				memcpy(o, "\\x0a", 4);
+				o += 4;
+			} else {
+				*o++ = buf[i];
+			}
+		}
+		*o = '\0';
+	}
+	free(buf);
+	return out;
+}
+
+/*
  * For a log cut short, what the file still holds: its bytes, and the
  * records a reader gets from it, so that stat and read agree.
  */
@@ -78,7 +115,7 @@ static int count_readable(uint64_t *n, struct kmsg_log *log)
 static int print_stat(const char *path, int is_dump, const struct kmsg_stat *st,
 		      const struct cut *cut)
 {
-	char id[33], created[64], sz[64], dsz[64];
+	char id[33], created[64], sz[64], dsz[64], *epath;
 	uint64_t records = st->next_seq - st->first_seq;
 	double pct = st->data_size ? 100.0 * (double)st->used / (double)st->data_size : 0;
 
@@ -134,7 +171,11 @@ static int print_stat(const char *path, int is_dump, const struct kmsg_stat *st,
 	}
 	human_size(sz, sizeof(sz), st->file_size);
 	human_size(dsz, sizeof(dsz), st->data_size);
-	printf("path:        %s%s\n", path, is_dump ? " (a dump)" : "");
+	epath = text_escaped(path);
+	if (epath == NULL)
+		return -ENOMEM;
+	printf("path:        %s%s\n", epath, is_dump ? " (a dump)" : "");
+	free(epath);
 	printf("file size:   %s\n", sz);
 	if (cut->present)
 		printf("cut short:   only %llu bytes are in the file\n",
