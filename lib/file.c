@@ -991,6 +991,13 @@ const char *kmsg_shared_fs_name(const char *path)
 	if (!path)
 		return NULL;
 	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		char dir[4096];
+
+		/* a log not made yet: where it would be made */
+		if (dir_of(dir, sizeof(dir), path) == 0)
+			fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
 	if (fd < 0)
 		return NULL;
 	name = kmsg__shared_fs(fd);
