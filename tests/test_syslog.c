@@ -173,6 +173,10 @@ Test(syslog, glibc_forms)
 	cr_assert_eq(m.real_ns, utc_ns(2024, 1, 2, 3, 4, 5));
 	eq(m.text, m.text_len, "old");
 	free(keep);
+	/* one past what nanoseconds since 1970 hold is no time */
+	cr_assert_eq(PARSE(&m, "<13>Jan  2 03:04:05 4048 prog: x"), KMSG_SYSLOG_RAW);
+	cr_assert_eq(m.flags, KMSG_SYSLOG_HAS_PRI);
+	free(keep);
 }
 
 Test(syslog, python_and_no_prio)

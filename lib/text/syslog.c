@@ -402,7 +402,7 @@ static const char *read_3164_time(struct tm3164 *t, const char *p, const char *e
 static int place_3164_time(struct kmsg_syslog_msg *m, const struct tm3164 *t,
 			   const struct kmsg_syslog_parse_opts *o)
 {
-	int64_t now_s;
+	int64_t now_s, secs;
 	time_t tt;
 	struct tm nt, tm;
 	int year;
@@ -436,16 +436,20 @@ static int place_3164_time(struct kmsg_syslog_msg *m, const struct tm3164 *t,
 	tm.tm_min = t->min;
 	tm.tm_sec = t->sec;
 	if (o->tz == KMSG_SYSLOG_TZ_OFFSET) {
-		m->real_ns = ((int64_t)timegm(&tm) - o->utc_offset) * 1000000000;
+		secs = (int64_t)timegm(&tm) - o->utc_offset;
 		m->utc_offset = o->utc_offset;
 	} else {
 		tm.tm_isdst = -1;
 		tt = mktime(&tm);
 		if (tt == (time_t)-1)
 			return -1;
-		m->real_ns = (int64_t)tt * 1000000000;
+		secs = (int64_t)tt;
 		m->utc_offset = (int32_t)tm.tm_gmtoff;
 	}
+	/* a year past 2262 (or a now before 1678) is past what ns hold */
+	if (secs > INT64_MAX / 1000000000 - 1 || secs < INT64_MIN / 1000000000 + 1)
+		return -1;
+	m->real_ns = secs * 1000000000;
 	m->flags |= KMSG_SYSLOG_HAS_TIME;
 	if (t->year)
 		m->flags |= KMSG_SYSLOG_HAS_YEAR;
