@@ -498,6 +498,15 @@ int cmd_read(int argc, const char **argv)
 			  src.kind == SRC_LOG ? "a copy of a log" : "not a kmsg log");
 		goto out;
 	}
+	if (src.kind == SRC_LOG && src.empty && !read_clear) {
+		/* A log not yet made holds no record: read as nothing, as
+		 * dmesg reads an empty file, but never in silence. */
+		cli_error(src.name, "is empty: a log not yet made, or one emptied in place "
+			  "(logrotate's copytruncate and create modes do that: see ROTATION "
+			  "in kmsg(5)); nothing to read");
+		status = read_text(&o, &src);
+		goto out;
+	}
 	switch (src.kind) {
 	case SRC_TEXT:
 		if (sel.active || sel.list_boots) {
