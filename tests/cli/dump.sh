@@ -215,4 +215,36 @@ gunzip -c "$T/cut1.gz" >"$T/cut1.log" 2>/dev/null
 "$KMSG" read -F "$T/cut1.log" -r >"$T/got" 2>/dev/null
 expect_file_eq "$T/want" "$T/got"
 
+case_ "a dump of a large log is read in a few MiB, its copy in TMPDIR"
+# 256 MiB logs, one with 90 MiB of records and one with ten: each dump is
+# read in about the memory of a dump of a few records, its copy of more
+# than 16 MiB in a file in TMPDIR (inflated into memory, the fuller one
+# took 90 MiB more)
+seq -f 'a record of a log copied off a small device, number %09g' 1 700000 |
+	"$KMSG" emit -F "$T/full.k" --log-size 256M &&
+seq -f 'one of few records, number %g' 1 10 | "$KMSG" emit -F "$T/few.k" --log-size 256M ||
+	fail "kmsg emit of the 256 MiB logs"
+mkdir "$T/tmp"
+base=$(peak_kib "$KMSG" read -F "$T/a.gz")
+for k in full few; do
+	"$KMSG" dump -F "$T/$k.k" --level 1 -o "$T/$k.gz"
+	rss=$(TMPDIR=$T/tmp peak_kib "$KMSG" read -F "$T/$k.gz" -r)
+	small_enough "$((rss - base))" 24000
+	"$KMSG" read -F "$T/$k.k" -r | cmp -s - "$T/out" ||
+		fail "read -F of the dump of the $k log differs from the log's"
+	rss=$(TMPDIR=$T/tmp peak_kib "$KMSG" stat -F "$T/$k.gz")
+	small_enough "$((rss - base))" 8000
+done
+rm -f "$T/out" "$T/full.k" "$T/few.k"
+expect_eq "" "$(ls -A "$T/tmp")" "files left in TMPDIR"
+
+case_ "a TMPDIR that cannot take a large dump's copy is named, with the fix"
+TMPDIR=$T/no-such-dir expect_status 1 "$KMSG" read -F "$T/full.gz"
+expect_eq "kmsg: $T/full.gz: cannot decompress it into a temporary file in $T/no-such-dir: \
+No such file or directory (set TMPDIR to a writable directory with room for the log it \
+holds, whose size kmsg stat -F gives)" "$(cat "$T/err")"
+# a small one stays in memory and needs none
+TMPDIR=$T/no-such-dir "$KMSG" read -F "$T/a.gz" -r >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+
 finish
