@@ -515,8 +515,8 @@ int kmsg__iter_ready(struct kmsg_iter *it)
 	if (kmsg__ring_window(log, &w))
 		return 1;  /* let the caller's read say what is wrong */
 	pos = ring_norm(log, it->pos);
-	if (pos >= w.end)
-		return 0;
+	if (pos >= w.end)  /* beyond it: the end moved back, which a read resyncs */
+		return pos > w.end && pos > ring_norm(log, w.end) && it->expect_known;
 	phys = pos % log->data_size;
 	tag = __atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_ACQUIRE);
 	if (tag == pos || log->version == KMSG_FORMAT_V1 || pos < w.head)

@@ -194,3 +194,50 @@ Test(hostile, resv_seq_near_its_end)
 	struct lie l = { DYN(resv_seq), 0, (RESV_SEQ_MAX - 500) << RESV_OWNER_BITS };
 	within(20, lie_then_append, &l);
 }
+
+/*
+ * A follower that read up to a lying end, far ahead, is beyond the end
+ * once a writer has repaired it: the next append must wake it, and its
+ * next read find that record, not wait until the writers come round to
+ * where the lie had put it.
+ */
+static void follower_beyond_a_repaired_end(void *arg)
+{
+	const char *path = tu_path("hostile.log");
+	struct kmsg_log *log = tu_create("hostile.log", LOG_SIZE, 0), *rd;
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	struct kmsg_dyn *d;
+	void *map;
+	size_t len;
+	int err, found = 0;
+
+	(void)arg;
+	for (int i = 0; i < 50; i++)
+		tu_append(log, "before the lie");
+	check(kmsg_log_open(&rd, path, 0) == 0, "the follower's open");
+	check(kmsg_reader_new(&r, rd, 0) == 0, "the follower");
+	while ((err = kmsg_reader_next(r, &rec)) == 1)
+		;
+	check(err == 0, "the follower's first read");
+	d = other_mapping(path, &map, &len);
+	atomic_fetch_add(&d->resv_pos, UINT64_C(1) << 52);
+	while ((err = kmsg_reader_next(r, &rec)) == 1)
+		;
+	atomic_fetch_sub(&d->resv_pos, UINT64_C(1) << 52);
+	munmap(map, len);
+	tu_append(log, "after the lie");
+	check(kmsg_reader_wait(r, 3000) == 1, "the follower was not woken");
+	while ((err = kmsg_reader_next(r, &rec)) == 1)
+		found |= !(rec.flags & KMSG_GAP) && rec.text_len == 13 &&
+			 !memcmp(rec.text, "after the lie", 13);
+	check(found, "the follower did not read the record after the lie");
+	kmsg_reader_free(r);
+	kmsg_log_close(rd);
+	kmsg_log_close(log);
+}
+
+Test(hostile, follower_beyond_a_repaired_end)
+{
+	within(20, follower_beyond_a_repaired_end, NULL);
+}
