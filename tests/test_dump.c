@@ -6,7 +6,9 @@
  * the right code; a large log is dumped in a few MiB of memory; a dump
  * or a log's bytes arriving on a pipe open, with the bytes a caller took
  * to look at them, and a header claiming more than arrives is refused
- * without allocating or waiting for it; a dump taken while a writer is
+ * without allocating or waiting for it; given a directory, a large dump
+ * is decompressed into an unlinked file there, and one claiming more
+ * than it has room for is refused; a dump taken while a writer is
  * stopped in the middle of an append counts only what it holds and what
  * its readers report missing.
  */
@@ -14,6 +16,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -742,6 +745,84 @@ Test(dump, a_header_claiming_more_than_arrives)
 	close(fds[1]);
 	cr_assert_lt(max_rss_kib() - rss0, 32 * 1024, "memory grew by %ld KiB",
 		     max_rss_kib() - rss0);
+	kmsg_log_close(log);
+}
+
+/* What the copy of the dump opened as d is: "/memfd:..." or a path. */
+static const char *copy_is(const struct kmsg_log *d, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t k;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", d->fd);
+	k = readlink(link, buf, size - 1);
+	cr_assert_gt(k, 0);
+	buf[k] = '\0';
+	return buf;
+}
+
+/*
+ * Given a directory, a dump whose header claims more than mem_max is
+ * decompressed into an unlinked file there, not into memory, and reads
+ * as the log; one within mem_max stays in memory; a header that claims
+ * more than the directory's file system has free (64 TiB) is refused
+ * with -ENOSPC, and a directory that is not there with its -ENOENT.
+ */
+Test(dump, a_large_copy_goes_to_the_directory_given)
+{
+	struct kmsg_dump_open_opts o = KMSG_DUMP_OPEN_OPTS_INIT;
+	struct kmsg_log *log, *d = NULL;
+	static unsigned char raw[HDR_SIZE + 4096];
+	struct kmsg_hdr_v1 h;
+	struct stat st;
+	char dir[PATH_MAX], what[PATH_MAX];
+	size_t n;
+	unsigned char *p = new_dump(&log, 300, &n);
+	int fd, fds[2];
+
+	free(p);
+	snprintf(dir, sizeof(dir), "%s", tu_dir());
+	o.tmpdir = dir;
+	o.mem_max = 0;
+	fd = open(tu_path("a.gz"), O_RDONLY | O_CLOEXEC);
+	cr_assert_eq(kmsg_dump_open_fd_opts(&d, fd, NULL, 0, &o), 0);
+	close(fd);
+	cr_assert_eq(fstat(d->fd, &st), 0);
+	cr_assert_eq(st.st_nlink, 0, "the copy is unlinked");
+	cr_assert_eq(strncmp(copy_is(d, what, sizeof(what)), dir, strlen(dir)), 0,
+		     "the copy is %s, not in %s", what, dir);
+	expect_same_records(log, d);
+	kmsg_log_close(d);
+
+	o.mem_max = 1u << 20;
+	fd = open(tu_path("a.gz"), O_RDONLY | O_CLOEXEC);
+	cr_assert_eq(kmsg_dump_open_fd_opts(&d, fd, NULL, 0, &o), 0);
+	close(fd);
+	cr_assert_eq(strncmp(copy_is(d, what, sizeof(what)), "/memfd:", 7), 0,
+		     "the copy is %s", what);
+	expect_same_records(log, d);
+	kmsg_log_close(d);
+
+	o.mem_max = 0;
+	memcpy(&h, log->map, HDR_SIZE);
+	h.s.file_size = KMSG_MAX_SIZE;
+	h.s.header_crc = kmsg__crc32c_extend(0, &h, HDR_CRC_OFF);
+	memcpy(raw, &h, HDR_SIZE);
+	memset(raw + HDR_SIZE, 'x', sizeof(raw) - HDR_SIZE);
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	cr_assert_eq(write(fds[1], raw, sizeof(raw)), (ssize_t)sizeof(raw));
+	close(fds[1]);
+	d = NULL;
+	cr_assert_eq(kmsg_dump_open_fd_opts(&d, fds[0], NULL, 0, &o), -ENOSPC);
+	cr_assert_null(d);
+	close(fds[0]);
+
+	fd = open(tu_path("a.gz"), O_RDONLY | O_CLOEXEC);
+	snprintf(dir, sizeof(dir), "%s", tu_path("no-such-dir"));
+	cr_assert_eq(kmsg_dump_open_fd_opts(&d, fd, NULL, 0, &o), -ENOENT);
+	o.version = 0;
+	cr_assert_eq(kmsg_dump_open_fd_opts(&d, fd, NULL, 0, &o), KMSG_EINVAL);
+	close(fd);
 	kmsg_log_close(log);
 }
 
