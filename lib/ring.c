@@ -266,9 +266,10 @@
  *	- W2 takes a resv off the 8-byte grid, or with a number more than
  *	  its position allows (each number takes 64 bytes at least, so
  *	  numbers never run out before positions), or a head outside
- *	  [end + 64 - D, resv], for such a look too, and a rebuild believes
- *	  no record's number that its position does not allow; so does a writer whose reservations are passed
- *	  again and again (pass_to past resv makes every mark look passed);
+ *	  [end + 64 - D, resv], for such a look too; so does a writer whose
+ *	  reservations are passed again and again (pass_to past resv makes
+ *	  every mark look passed); a rebuild takes no record whose number
+ *	  its position does not allow for the newest;
  *	- a reader's window puts head at most a ring behind resv (R1), and
  *	  every scan for a mark or a record ends within a ring of its start;
  *	  entering a boot takes in at most RECOVER_WALK records.
@@ -277,14 +278,15 @@
  * does (two equal readings that fail, kmsg__ring_sane()), rebuilds them
  * from the records if they fail (one scan of the data), enters its boot
  * again, and goes on with its append; at the LIES_MAX-th look in one
- * append it fails with KMSG_ECORRUPT.  The checks cost the fast path one
- * test of resv's grid (head's range is one unsigned compare, as the
- * test for eviction was): the rest runs only when W4's fast path has
- * left for the slow one, or a walk has gone past its length.  What a liar can
- * still do is what a store into the file can: send records where
- * readers do not look until the next repair, evict or damage records,
- * and make appends fail while it goes on lying; the checksum finds torn
- * and scribbled records, but it is no seal against a forged one.
+ * append it fails with KMSG_ECORRUPT.  The checks cost the fast path a
+ * test of resv's grid, no more: head's range and the number's bound are
+ * one compare each, in place of the tests for eviction and for the end
+ * of the numbers; the rest runs only in the slow path, or once a walk
+ * has gone past its length.  What a liar can still do is what a store
+ * into the file can: send records where readers do not look until the
+ * next repair, evict or damage records, and make appends fail while it
+ * goes on lying; the checksum finds torn and scribbled records, but it
+ * is no seal against a forged one.
  *
  * THE NUMBERING'S IDENTITY
  *
