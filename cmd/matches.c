@@ -1,13 +1,15 @@
 /*
  * matches.c - journalctl's matches as the arguments of kmsg read and kmsg
- * follow ("kmsg read UNIT=web _PID=42 + level=err"), and read's
+ * follow ("kmsg read UNIT=web claimed_pid=42 + level=err"), and read's
  * --list-values KEY, journalctl's -F.  out_setup() builds both,
  * out_match() asks the matches, out_record() hands what passes to the
  * list.
  *
  * A key is a field key (A-Z, 0-9 and _, from a capital letter) or the name
- * of a member of the record as -o json prints it (seq, pid, level, ...),
- * or journalctl's name for one (_PID, PRIORITY, ...): see props[].  Words
+ * of a member of the record as -o json prints it (seq, claimed_pid,
+ * level, ...), or journalctl's name for one (PRIORITY, ...): see props[].
+ * _PID, the kernel's word for the pid in journalctl, is refused: a record
+ * holds only the pid its writer claims (kmsg(5), Trust).  Words
  * of different keys must all match, words of one key are alternatives,
  * and "+" separates groups of which one must match, as in journalctl.
  *
@@ -44,7 +46,8 @@ static const struct {
 	{ "seq", P_SEQ, F_NUM },
 	{ "seq_id", P_SEQ_ID, F_HEX },
 	{ "boot_id", P_BOOT_ID, F_HEX },
-	{ "pid", P_PID, F_NUM },
+	{ "claimed_pid", P_PID, F_NUM },
+	{ "pid", P_PID, F_NUM },  /* its name before */
 	{ "caller", P_CALLER, F_NUM },
 	{ "facility", P_FACILITY, F_NUM },
 	{ "facility_name", P_FACILITY, F_NAME },
@@ -53,7 +56,6 @@ static const struct {
 	{ "text", P_TEXT, F_BYTES },
 	/* journalctl's names of the same */
 	{ "_BOOT_ID", P_BOOT_ID, F_HEX },
-	{ "_PID", P_PID, F_NUM },
 	{ "SYSLOG_FACILITY", P_FACILITY, F_NUM },
 	{ "PRIORITY", P_LEVEL, F_NUM },
 	{ "MESSAGE", P_TEXT, F_BYTES },
@@ -64,9 +66,9 @@ static const struct {
 };
 
 #define KEYS_WORDS "a field key (A-Z, 0-9 and _, from a capital letter, at " \
-	"most 64) or a member: seq, seq_id, boot_id, pid, caller, facility, " \
-	"facility_name, level, level_name, text (or journalctl's _BOOT_ID, " \
-	"_PID, SYSLOG_FACILITY, PRIORITY, MESSAGE)"
+	"most 64) or a member: seq, seq_id, boot_id, claimed_pid, caller, " \
+	"facility, facility_name, level, level_name, text (or journalctl's " \
+	"_BOOT_ID, SYSLOG_FACILITY, PRIORITY, MESSAGE)"
 
 /* One KEY=value word. */
 struct term {
@@ -249,6 +251,13 @@ static int check_key(const char *what, const char *key, size_t len, const char *
 {
 	int i = find_key(key, len);
 
+	if (len == 4 && memcmp(key, "_PID", 4) == 0) {
+		cli_usage_error(cmd, what, "_PID names the pid the kernel vouches for, "
+				"which the records of a kmsg log do not carry: any "
+				"writer sets its own (kmsg(5), Trust); the pid a "
+				"writer claims is claimed_pid");
+		return -2;
+	}
 	if (i == -2) {
 		cli_usage_error(cmd, what, "'%.*s' is not %s", (int)len, key, KEYS_WORDS);
 		return -2;

@@ -1268,7 +1268,7 @@ Test(format, fields_survive_a_real_log)
 	snprintf(want, sizeof(want), "30,%llu,1234567,-;usb 1-1: hello\n"
 		 " SUBSYSTEM=usb\n DEVICE=+usb:1-1\\x0a\n _SEQNUM_ID=%016llx\n"
 		 " _REALTIME_NS=1700000000000000000\n _BOOTTIME_NS=1234567890\n"
-		 " _BOOT_ID=%016llx\n _PID=%u\n _CALLER=%u\n",
+		 " _BOOT_ID=%016llx\n _CLAIMED_PID=%u\n _CALLER=%u\n",
 		 (unsigned long long)seq, (unsigned long long)st.seq_id,
 		 (unsigned long long)rec.boot_id, rec.pid, rec.caller);
 	cr_assert_str_eq(got, want);
@@ -1969,7 +1969,7 @@ Test(format, json_record_has_every_member_then_the_fields_by_key)
 	ASSERT_FMT("{\"seq\":18446744073709551615,\"seq_id\":\"0123456789abcdef\","
 		   "\"time_ns\":-1,\"time\":\"1969-12-31T23:59:59.999999999Z\","
 		   "\"boot_ns\":1234567890,\"boot_id\":\"fedcba9876543210\","
-		   "\"pid\":4321,\"caller\":null,\"facility\":3,"
+		   "\"claimed_pid\":4321,\"caller\":null,\"facility\":3,"
 		   "\"facility_name\":\"daemon\",\"level\":6,\"level_name\":\"info\","
 		   "\"text\":\"usb 1-1: caf\xc3\xa9\",\"DEVICE\":\"c189:1\","
 		   "\"SUBSYSTEM\":\"usb\",\"WEIRD\":\"a\\nb\\tc\\u001b\\\\ \xc3\xa9\"}\n",
@@ -1996,7 +1996,7 @@ Test(format, json_record_forms)
 		   "    \"time\": \"2024-05-12T11:27:01.000000005Z\",\n"
 		   "    \"boot_ns\": 2000000000,\n"
 		   "    \"boot_id\": null,\n"
-		   "    \"pid\": null,\n"
+		   "    \"claimed_pid\": null,\n"
 		   "    \"caller\": 7,\n"
 		   "    \"facility\": 1,\n"
 		   "    \"facility_name\": \"user\",\n"
@@ -2010,7 +2010,7 @@ Test(format, json_record_forms)
 	r.fields_len = 0;
 	ASSERT_FMT("\x1e{\"seq\":0,\"seq_id\":null,\"time_ns\":1715513221000000005,"
 		   "\"time\":\"2024-05-12T11:27:01.000000005Z\",\"boot_ns\":2000000000,"
-		   "\"boot_id\":null,\"pid\":null,\"caller\":7,\"facility\":null,"
+		   "\"boot_id\":null,\"claimed_pid\":null,\"caller\":7,\"facility\":null,"
 		   "\"facility_name\":null,\"level\":null,\"level_name\":null,"
 		   "\"text\":[97,255]}\n", KMSG_OUT_JSON_SEQ, KMSG_TIME_MONO, 0, &r);
 }

@@ -16,7 +16,12 @@
  * record before it.  The record handed out and the one being read live in
  * two buffers that swap, so what was handed out stays valid until the
  * next call.  Lines that are not of the format are skipped and said to
- * be (kmsg_devkmsg_skipped()), with the fields after a skipped header.
+ * be (kmsg_devkmsg_skipped()), with the fields after a skipped header;
+ * the lines after a header that begin with a space are its dictionary,
+ * and one that is no field kmsg can take is left out without a word, as
+ * dmesg reads none of them.  Records may be NUL-separated, as dmesg -K
+ * reads them (util-linux 2.40): then every line up to the next NUL is
+ * the record's, and blanks before a header are passed over.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -44,6 +49,8 @@ struct kmsg_devkmsg {
 	int cur;            /* r[cur] is the record being read */
 	int pending;        /* r[cur] holds a header */
 	int skipping;       /* the last header was bad: its fields go too */
+	int framed;         /* records are NUL-separated, as dmesg -K reads */
+	int chunk_start;    /* a NUL came: the next line is a header */
 	const char *why;    /* why the last line fed was skipped, or NULL */
 };
 
@@ -209,11 +216,14 @@ static int header(struct kmsg_devkmsg *p, struct devkmsg_rec *r, const char *lin
 		p->why = "no sequence number after the priority";
 		return 1;
 	}
+	/* dmesg 2.40 reads a header without flags ("6,1,2;x") too */
 	if (number(&s, semi, (uint64_t)INT64_MAX / 1000, &usec, &neg) < 0 ||
-	    s == semi || *s++ != ',') {
+	    (s != semi && *s != ',')) {
 		p->why = "no time (microseconds since boot) after the sequence number";
 		return 1;
 	}
+	if (s != semi)
+		s++;
 	memset(&r->rec, 0, sizeof(r->rec));
 	r->text_len = r->fields_len = 0;
 	r->have_real = 0;
@@ -253,7 +263,8 @@ static int header(struct kmsg_devkmsg *p, struct devkmsg_rec *r, const char *lin
 
 /*
  * A field line (" KEY=VALUE", the space gone): a field of the record, or
- * one of the _KEYs -o kmsg writes.  0, -ENOMEM, or 1 with p->why set.
+ * one of the _KEYs -o kmsg writes.  0, -ENOMEM, or with p->why set 1 for
+ * a line that is no field, 2 for one past the room for fields.
  */
 static int field(struct kmsg_devkmsg *p, struct devkmsg_rec *r, const char *s, size_t len)
 {
@@ -279,8 +290,10 @@ static int field(struct kmsg_devkmsg *p, struct devkmsg_rec *r, const char *s, s
 			r->rec.seq_id = u;
 		else if (!strcmp(key, "_BOOT_ID") && hex64(eq + 1, vlen, &u) == 0)
 			r->rec.boot_id = u;
-		else if (!strcmp(key, "_PID") && whole_i64(eq + 1, vlen, &i) == 0 &&
-			 i >= 0 && i <= UINT32_MAX)
+		/* _PID: the same claim, as kmsg wrote it before it kept that
+		 * name for the kernel's word */
+		else if ((!strcmp(key, "_CLAIMED_PID") || !strcmp(key, "_PID")) &&
+			 whole_i64(eq + 1, vlen, &i) == 0 && i >= 0 && i <= UINT32_MAX)
 			r->rec.pid = (uint32_t)i;
 		else if (!strcmp(key, "_CALLER") && whole_i64(eq + 1, vlen, &i) == 0 &&
 			 i >= 0 && i <= UINT32_MAX) {
@@ -307,7 +320,7 @@ static int field(struct kmsg_devkmsg *p, struct devkmsg_rec *r, const char *s, s
 	need = 2 + klen + 1 + vlen;
 	if (need - 2 > UINT16_MAX || r->fields_len + need > DEVKMSG_FIELDS_MAX) {
 		p->why = "a field past the room a record has for fields";
-		return 1;
+		return 2;
 	}
 	if (reserve(r, need) < 0)
 		return -ENOMEM;
@@ -346,6 +359,12 @@ static int hand_out(struct kmsg_record *rec, size_t size, struct kmsg_devkmsg *p
 	return 1;
 }
 
+/* What dmesg's isspace() passes over before a NUL-separated record. */
+static int blank(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
 int kmsg_devkmsg_feed_sized(struct kmsg_record *rec, size_t size, struct kmsg_devkmsg *p,
 			    const char *line, size_t len)
 {
@@ -358,6 +377,22 @@ int kmsg_devkmsg_feed_sized(struct kmsg_record *rec, size_t size, struct kmsg_de
 		len--;
 	if (len && line[len - 1] == '\r')
 		len--;
+	/* a NUL ends a record, as in dmesg -K's files: every line up to
+	 * the next is the record's */
+	if (len && line[0] == '\0') {
+		while (len && line[0] == '\0')
+			line++, len--;
+		p->framed = 1;
+		p->chunk_start = 1;
+	}
+	if (p->chunk_start) {
+		while (len && blank(line[0]))
+			line++, len--;
+		if (len == 0)
+			return 0;
+		p->chunk_start = 0;
+		goto header;
+	}
 	if (len == 0)
 		return 0;
 	if (line[0] == ' ') {
@@ -368,8 +403,18 @@ int kmsg_devkmsg_feed_sized(struct kmsg_record *rec, size_t size, struct kmsg_de
 			return 0;
 		}
 		rc = field(p, &p->r[p->cur], line + 1, len - 1);
+		/* a line of the record's dictionary, which dmesg never
+		 * reads: one kmsg cannot take as a field is left out quietly
+		 * (but for the bound on memory, which is said) */
+		if (rc == 1)
+			p->why = NULL;
 		return rc < 0 ? rc : 0;
 	}
+	/* dmesg reads no more than the first line of a record: the others
+	 * are its own (its dictionary), never another record */
+	if (p->framed && (p->pending || p->skipping))
+		return 0;
+header:
 	if (p->pending)
 		handed = hand_out(rec, size, p);
 	rc = header(p, &p->r[p->cur], line, len);

@@ -652,7 +652,7 @@ static int render_json(struct kmsg_fmt *f, const struct kmsg_record *rec)
 		}
 	}
 	if ((f->opts.flags & KMSG_FMT_PID) && rec->pid) {
-		p = PUT_LIT(p, ",\n" JSON_IND "\"pid\": ");
+		p = PUT_LIT(p, ",\n" JSON_IND "\"claimed_pid\": ");
 		p = put_u64(p, rec->pid);
 	}
 	p = PUT_LIT(p, ",\n" JSON_IND "\"msg\": \"");
@@ -770,7 +770,7 @@ static int render_kmsg(struct kmsg_fmt *f, const struct kmsg_record *rec)
 		*p++ = '\n';
 	}
 	if (rec->pid) {
-		p = PUT_LIT(p, " _PID=");
+		p = PUT_LIT(p, " _CLAIMED_PID=");
 		p = put_u64(p, rec->pid);
 		*p++ = '\n';
 	}
@@ -793,7 +793,7 @@ enum member {
 };
 
 static const char *const member_names[M_COUNT] = {
-	"seq", "seq_id", "time_ns", "time", "boot_ns", "boot_id", "pid",
+	"seq", "seq_id", "time_ns", "time", "boot_ns", "boot_id", "claimed_pid",
 	"caller", "facility", "facility_name", "level", "level_name", "text",
 };
 
@@ -1049,6 +1049,12 @@ static int render_json_record(struct kmsg_fmt *f, const struct kmsg_record *rec)
 /* 1 if s (len bytes) is one of member_names, its index in *i. */
 static int member_index(unsigned *i, const char *s, size_t len)
 {
+	/* claimed_pid's name before the writer's word was told from the
+	 * kernel's by name */
+	if (len == 3 && memcmp(s, "pid", 3) == 0) {
+		*i = M_PID;
+		return 1;
+	}
 	for (*i = 0; *i < M_COUNT; (*i)++) {
 		if (strlen(member_names[*i]) == len &&
 		    memcmp(member_names[*i], s, len) == 0)

@@ -128,21 +128,21 @@ case_ "a log: -J with --show-caller and --show-pid; without, no new key"
 "$KMSG" read -F "$L" -J --show-caller --show-pid >"$T/json" 2>"$T/err"
 expect_eq 0 $? "status"
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["dmesg"]
-print(" ".join("%s/%s" % (r["caller"], r["pid"]) for r in d))
+print(" ".join("%s/%s" % (r["caller"], r["claimed_pid"]) for r in d))
 print(",".join(d[0]))' "$T/json" >"$T/n" 2>&1
 expect_eq "T123/456 T123/457 P77/77 T4194303/4194303
-pri,time,caller,pid,msg" "$(cat "$T/n")" "callers, pids and keys"
+pri,time,caller,claimed_pid,msg" "$(cat "$T/n")" "callers, pids and keys"
 "$KMSG" read -F "$L" -J >"$T/json" 2>"$T/err"
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["dmesg"]
 print(" ".join(",".join(r) for r in d))' "$T/json" >"$T/n" 2>&1
 expect_eq "pri,time,msg pri,time,msg pri,time,msg pri,time,msg" "$(cat "$T/n")" "-J alone"
 
 case_ "-o json carries pid and caller as numbers, always"
-"$KMSG" read -F "$L" -o json --output-fields pid,caller >"$T/out" 2>&1
-expect_eq '{"pid":456,"caller":123}
-{"pid":457,"caller":123}
-{"pid":77,"caller":2147483700}
-{"pid":4194303,"caller":4194303}' "$(cat "$T/out")" "-o json"
+"$KMSG" read -F "$L" -o json --output-fields claimed_pid,caller >"$T/out" 2>&1
+expect_eq '{"claimed_pid":456,"caller":123}
+{"claimed_pid":457,"caller":123}
+{"claimed_pid":77,"caller":2147483700}
+{"claimed_pid":4194303,"caller":4194303}' "$(cat "$T/out")" "-o json"
 "$KMSG" read -F "$IN" -o json --output-fields caller >"$T/out" 2>&1
 expect_eq '{"caller":0}
 {"caller":0}

@@ -60,7 +60,7 @@ def lines_of(path):
 
 recs = lines_of(t + "/json")
 check("json: four records", len(recs) == 4, str(len(recs)))
-members = ["seq", "seq_id", "time_ns", "time", "boot_ns", "boot_id", "pid",
+members = ["seq", "seq_id", "time_ns", "time", "boot_ns", "boot_id", "claimed_pid",
            "caller", "facility", "facility_name", "level", "level_name", "text"]
 want_fields = [
     {"DISH": ["soup", "stew"], "HOT": "yes", "SYSLOG_IDENTIFIER": "food"},
@@ -98,9 +98,10 @@ for i, r in enumerate(recs[:4]):
     check(w + "text", r.get("text") == want_text[i], repr(r.get("text")))
     check(w + "fields", {k: v for k, v in r.items() if k not in members}
           == want_fields[i], str(r))
-check("json: --id gives the pid", recs[2].get("pid") == 42, str(recs[2].get("pid")))
-check("json: a pid of its own otherwise", isinstance(recs[0].get("pid"), int)
-      and recs[0]["pid"] not in (0, 42))
+check("json: --id gives the claimed pid", recs[2].get("claimed_pid") == 42,
+      str(recs[2].get("claimed_pid")))
+check("json: a pid of its own otherwise", isinstance(recs[0].get("claimed_pid"), int)
+      and recs[0]["claimed_pid"] not in (0, 42))
 raw = open(t + "/json", "rb").read()
 check("json: no raw control byte but the newlines", not any(
       b < 0x20 and b != 0x0a or b == 0x7f for b in raw), repr(raw))
@@ -179,11 +180,42 @@ expect_eq 0 "$(grep -c '"fields"' "$T/got")" "fields in -J without --fields"
 
 case_ "dmesg text: no numbering, pid or boot id; no priority is null"
 printf '[    1.000000] no priority\n<6>[    1.500000] from dmesg\n' >"$T/dmesg.txt"
-"$KMSG" read -F "$T/dmesg.txt" -o json --output-fields seq_id,boot_id,pid,facility,level_name,text,boot_ns >"$T/got"
+"$KMSG" read -F "$T/dmesg.txt" -o json --output-fields seq_id,boot_id,claimed_pid,facility,level_name,text,boot_ns >"$T/got"
 printf '%s\n' \
-	'{"seq_id":null,"boot_ns":1000000000,"boot_id":null,"pid":null,"facility":null,"level_name":null,"text":"no priority"}' \
-	'{"seq_id":null,"boot_ns":1500000000,"boot_id":null,"pid":null,"facility":0,"level_name":"info","text":"from dmesg"}' >"$T/want"
+	'{"seq_id":null,"boot_ns":1000000000,"boot_id":null,"claimed_pid":null,"facility":null,"level_name":null,"text":"no priority"}' \
+	'{"seq_id":null,"boot_ns":1500000000,"boot_id":null,"claimed_pid":null,"facility":0,"level_name":"info","text":"from dmesg"}' >"$T/want"
 expect_file_eq "$T/want" "$T/got"
+
+case_ "the pid a writer gives is named a claim in every output, never _PID"
+P=$T/claims.log
+"$KMSG" emit -F "$P" --id=1 -t init "I am init"
+"$KMSG" read -F "$P" -o json --output-fields claimed_pid >"$T/got"
+expect_eq '{"claimed_pid":1}' "$(cat "$T/got")" "-o json"
+# pid, the name before, still selects the member, under its new name
+"$KMSG" read -F "$P" -o json --output-fields pid >"$T/got"
+expect_eq '{"claimed_pid":1}' "$(cat "$T/got")" "--output-fields pid"
+"$KMSG" read -F "$P" -J --show-pid >"$T/got"
+expect_eq 1 "$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["dmesg"][0]["claimed_pid"])' "$T/got")" "-J --show-pid"
+"$KMSG" read -F "$P" -o kmsg >"$T/got"
+expect_grep '^ _CLAIMED_PID=1$' "$T/got"
+for o in json json-pretty json-seq kmsg; do
+	"$KMSG" read -F "$P" -o $o >"$T/got"
+	if grep -qE '(^|[^A-Z])_PID=|"pid"' "$T/got"; then fail "-o $o: $(cat "$T/got")"; else ok; fi
+done
+# -o kmsg text reads back with the claim, and so does that of kmsg 0.1
+"$KMSG" read -K "$T/got" -o json --output-fields claimed_pid >"$T/back"
+expect_eq '{"claimed_pid":1}' "$(cat "$T/back")" "-o kmsg read back"
+sed 's/_CLAIMED_PID=/_PID=/' "$T/got" >"$T/old"
+"$KMSG" read -K "$T/old" -o json --output-fields claimed_pid >"$T/back"
+expect_eq '{"claimed_pid":1}' "$(cat "$T/back")" "the older _PID= read back"
+"$KMSG" read -F "$P" claimed_pid=1 -t >"$T/got" 2>&1
+expect_eq "init[1]: I am init" "$(cat "$T/got")" "the match claimed_pid=1"
+expect_status 2 "$KMSG" read -F "$P" _PID=1
+expect_eq "kmsg: _PID=1: _PID names the pid the kernel vouches for, which the records of a kmsg log do not carry: any writer sets its own (kmsg(5), Trust); the pid a writer claims is claimed_pid" \
+	"$(head -1 "$T/err")" "the match _PID=1"
+expect_status 2 "$KMSG" read -F "$P" --list-values _PID
+expect_grep "^kmsg: --list-values: _PID names the pid the kernel vouches for" "$T/err"
 
 case_ "follow -o json: each record as it comes, one object a line"
 : >"$T/f.out"

@@ -29,7 +29,7 @@ runs=(
 	"UNIT=link"                     # a record with the key twice: either value
 	"UNIT=net UNIT=link"            # either, where --match wants both:
 	"--match UNIT=net --match UNIT=link"
-	"UNIT=disk + _PID=200"          # either group
+	"UNIT=disk + claimed_pid=200"          # either group
 	"UNIT=disk CODE=7 + UNIT=net PRIORITY=4 + pid=300"
 	"SYSLOG_IDENTIFIER=net"         # the tag, as emit -t stores it
 	"level=err"                     # members, by -o json's names
@@ -41,7 +41,7 @@ runs=(
 	"facility_name=local0"
 	"SYSLOG_FACILITY=1"
 	"pid=300"
-	"_PID=100 _PID=500"
+	"claimed_pid=100 claimed_pid=500"
 	"caller=42"
 	"seq=3"
 	"seq=3 seq=5"
@@ -70,9 +70,9 @@ runs=(
 	"--list-values UNIT"            # journalctl -F
 	"--list-values UNIT -l err+"
 	"--list-values UNIT --reverse"
-	"--list-values UNIT CODE=7 + _PID=200" # of the records that match
+	"--list-values UNIT CODE=7 + claimed_pid=200" # of the records that match
 	"--list-values ODD"             # escaped, one line each
-	"--list-values _PID"
+	"--list-values claimed_pid"
 	"--list-values pid -n 2"
 	"--list-values level_name"
 	"--list-values PRIORITY"
@@ -99,9 +99,9 @@ expect_file_eq "$EXPECTED/read-matches.txt" "$T/got"
 
 case_ "a value listed matches what it was listed from"
 while read -r v; do
-	expect_eq "$("$KMSG" read -F "$L" -o json --output-fields=seq "_PID=$v" | wc -l)" \
-		"$("$KMSG" read -F "$L" -o json --pid "$v" | wc -l)" "records of _PID=$v"
-done < <("$KMSG" read -F "$L" --list-values _PID)
+	expect_eq "$("$KMSG" read -F "$L" -o json --output-fields=seq "claimed_pid=$v" | wc -l)" \
+		"$("$KMSG" read -F "$L" -o json --pid "$v" | wc -l)" "records of claimed_pid=$v"
+done < <("$KMSG" read -F "$L" --list-values claimed_pid)
 bid=$("$KMSG" read -F "$L" --list-values boot_id)
 expect_eq 7 "$("$KMSG" read -F "$L" "boot_id=$bid" | wc -l)" "records of boot_id=$bid"
 
@@ -110,9 +110,9 @@ case_ "-o json with matches: valid JSON, only the records that match"
 	python3 -c 'import json, sys
 for l in open(sys.argv[1]): print(json.dumps(json.loads(l), sort_keys=True))' \
 	"$T/json" >"$T/parsed"
-printf '%s\n' '{"UNIT": "disk", "pid": 100, "seq": 1}' \
-	'{"UNIT": ["net", "link"], "pid": 200, "seq": 3}' \
-	'{"UNIT": "net", "pid": 200, "seq": 4}' >"$T/want"
+printf '%s\n' '{"UNIT": "disk", "claimed_pid": 100, "seq": 1}' \
+	'{"UNIT": ["net", "link"], "claimed_pid": 200, "seq": 3}' \
+	'{"UNIT": "net", "claimed_pid": 200, "seq": 4}' >"$T/want"
 expect_file_eq "$T/want" "$T/parsed"
 
 case_ "matches on dmesg text read with -F: the priority is read for them"
@@ -134,7 +134,7 @@ bad() {  # bad WANT_MESSAGE WORDS...: kmsg read and kmsg follow refuse them
 		[ -s "$T/out" ] && fail "$cmd $* printed records"
 	done
 }
-keys="a field key (A-Z, 0-9 and _, from a capital letter, at most 64) or a member: seq, seq_id, boot_id, pid, caller, facility, facility_name, level, level_name, text (or journalctl's _BOOT_ID, _PID, SYSLOG_FACILITY, PRIORITY, MESSAGE)"
+keys="a field key (A-Z, 0-9 and _, from a capital letter, at most 64) or a member: seq, seq_id, boot_id, claimed_pid, caller, facility, facility_name, level, level_name, text (or journalctl's _BOOT_ID, SYSLOG_FACILITY, PRIORITY, MESSAGE)"
 bad "kmsg: unexpected argument 'UNIT': matches are KEY=value (with + between groups)" UNIT
 bad "kmsg: unit=net: 'unit' is not $keys" unit=net
 bad "kmsg: 9UNIT=x: '9UNIT' is not $keys" 9UNIT=x
@@ -147,7 +147,8 @@ bad "kmsg: +: '+' goes between two groups of KEY=value matches (either group pas
 bad "kmsg: +: '+' goes between two groups of KEY=value matches (either group passes), not last" UNIT=net +
 bad "kmsg: +: '+' goes between two groups of KEY=value matches (either group passes), once" UNIT=net + + UNIT=disk
 bad "kmsg: pid=abc: not a pid (a decimal number)" pid=abc
-bad "kmsg: _PID=4294967296: not a pid (a decimal number)" _PID=4294967296
+bad "kmsg: claimed_pid=4294967296: not a pid (a decimal number)" claimed_pid=4294967296
+bad "kmsg: _PID=1: _PID names the pid the kernel vouches for, which the records of a kmsg log do not carry: any writer sets its own (kmsg(5), Trust); the pid a writer claims is claimed_pid" _PID=1
 bad "kmsg: seq=-1: not a sequence number (a decimal number)" seq=-1
 bad "kmsg: caller=: not a caller id (a decimal number)" caller=
 bad "kmsg: level=loud: not a level (emerg, alert, crit, err, warning, notice, info, debug, or 0 to 7)" level=loud

@@ -511,7 +511,7 @@ expect_eq "$(grep -c '^[0-9]' "$T/got")" "$(grep -c "^ _SEQNUM_ID=$id\$" "$T/got
 expect_eq "$(grep -c '^[0-9]' "$T/got")" "$(grep -c "^ _BOOT_ID=$boot\$" "$T/got")" \
 	"records of this boot"
 sed -i -e "s/^ _SEQNUM_ID=$id\$/ _SEQNUM_ID=ID/" -e "s/^ _BOOT_ID=$boot\$/ _BOOT_ID=BOOT/" \
-	-e 's/^ _\(REALTIME_NS\|BOOTTIME_NS\|PID\|CALLER\)=[0-9]*$/ _\1=N/' "$T/got"
+	-e 's/^ _\(REALTIME_NS\|BOOTTIME_NS\|CLAIMED_PID\|CALLER\)=[0-9]*$/ _\1=N/' "$T/got"
 expect_file_eq "$EXPECTED/read-kmsg.txt" "$T/got"
 
 case_ "--fields shows fields under their line"

@@ -349,6 +349,8 @@ struct kmsg_entry {
 	size_t nfields;
 	uint32_t caller;        /* who continues a fragment; 0: the thread id */
 	uint32_t pid;           /* 0: the calling process */
+	/* caller and pid, like everything in a record, are what the writer
+	 * says: any writer of a log may give any (kmsg(5), Trust) */
 	int64_t real_ns;        /* with KMSG_TIMES: CLOCK_REALTIME in ns */
 	int64_t boot_ns;        /* with KMSG_TIMES: CLOCK_BOOTTIME in ns */
 };
@@ -418,7 +420,12 @@ int kmsg_field_next_sized(struct kmsg_field *f, const struct kmsg_record *rec,
 #define kmsg_field_next(f, rec, pos) \
 	kmsg_field_next_sized((f), (rec), sizeof(struct kmsg_record), (pos))
 
-/* Returns 1 if key (len bytes) follows the key rule, else 0. */
+/*
+ * Returns 1 if key (len bytes) follows the key rule, else 0.  Keys that
+ * begin with _ are not in it: as in journald, they are kept for what the
+ * kernel vouches for (_PID, _UID, _GID of a socket's sender), which only
+ * a trusted ingester records, so that no writer's field takes their name.
+ */
 int kmsg_key_valid(const char *key, size_t len);
 
 struct kmsg_reader;
@@ -686,15 +693,17 @@ enum kmsg_output {
  *                  rounds time_ns, which is above 2^53, to a double)
  *   boot_ns        since-boot time (CLOCK_BOOTTIME), ns
  *   boot_id        the first 8 bytes of the boot id, 16 hexadecimal digits
- *   pid, caller    numbers
+ *   claimed_pid    the pid the writer gave (see struct kmsg_entry), a
+ *                  number; --output-fields takes its old name pid too
+ *   caller         the caller id the writer gave, a number
  *   facility, facility_name, level, level_name
  *                  numbers and names ("user", "warning")
  *   text           the message
  *
  * then each field under its own key, in the order of the keys (a key
  * given more than once has an array of its values, in the record's
- * order).  A member the record lacks is null: seq_id, boot_id, pid and
- * caller when 0 (but the kernel's caller 0, KMSG_KERNEL_CALLER's "T0"),
+ * order).  A member the record lacks is null: seq_id, boot_id, claimed_pid
+ * and caller when 0 (but the kernel's caller 0, KMSG_KERNEL_CALLER's "T0"),
  * facility and level for text that named no priority.
  * Text and field values that are valid UTF-8 are JSON strings (controls,
  * DEL, C1 and bidi controls and the invisible characters kmsg(1) lists as
@@ -718,9 +727,9 @@ enum {
 	                               "[  T123] " after the time, dmesg's
 	                               JSON "caller": "T123" after "time",
 	                               /dev/kmsg ",caller=T123" after flags */
-	KMSG_FMT_PID      = 1 << 7, /* the record's pid: short output
+	KMSG_FMT_PID      = 1 << 7, /* the pid the writer gave: short output
 	                               "[  P456] " after the caller, dmesg's
-	                               JSON "pid": 456 after it */
+	                               JSON "claimed_pid": 456 after it */
 	KMSG_FMT_FORCE_PREFIX = 1 << 8, /* short output: each line of a text
 	                               with newlines gets the prefix (dmesg -p);
 	                               empty lines are left out */
