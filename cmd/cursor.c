@@ -74,7 +74,7 @@ const struct poptOption cursor_options[] = {
 	CLI_OPTION_HANDLER(&handler),
 	{ "show-cursor", '\0', POPT_ARG_NONE, NULL, OPT_SHOW,
 	  "at the end, print the cursor of the last record read: "
-	  "\"-- cursor: CURSOR\"", NULL },
+	  "\"-- cursor: CURSOR\", the one line that begins so", NULL },
 	{ "cursor", '\0', POPT_ARG_STRING, NULL, OPT_AT,
 	  "start at the record the cursor names", "CURSOR" },
 	{ "after-cursor", '\0', POPT_ARG_STRING, NULL, OPT_AFTER,
@@ -331,6 +331,11 @@ int cur_setup(struct cursor *c, const char *cmd)
 	return 0;
 }
 
+int cur_line_shown(void)
+{
+	return given.show;
+}
+
 void cur_free(struct cursor *c)
 {
 	(void)c;
@@ -471,7 +476,7 @@ int cur_end(struct cursor *c, struct output *o)
 		return EXIT_OK;
 	if (c->show) {
 		format_cursor(text, sizeof(text), &c->now);
-		snprintf(line, sizeof(line), "-- cursor: %s\n", text);
+		snprintf(line, sizeof(line), CUR_LINE_PREFIX "%s\n", text);
 		rc = out_text(o, line);
 		if (rc == 0)
 			rc = out_flush(o);

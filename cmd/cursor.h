@@ -38,6 +38,16 @@ int cur_setup(struct cursor *c, const char *cmd);
 /* Frees the option strings (cur_setup() may not have run). */
 void cur_free(struct cursor *c);
 
+/* The start of the line --show-cursor prints; no record's line starts so. */
+#define CUR_LINE_PREFIX "-- cursor: "
+
+/*
+ * 1 if --show-cursor was given to the command running (from the parsing
+ * of its options to cur_free()): then no line of a record may begin with
+ * CUR_LINE_PREFIX (sink.c sees to it), else 0.
+ */
+int cur_line_shown(void);
+
 /*
  * With a start given, stores in *start the number reading starts at in
  * log: that of the cursor's record (--cursor) or the one after it,
@@ -85,7 +95,7 @@ int64_t cur_save(struct cursor *c);
 
 /*
  * At the end of a reading: prints "-- cursor: CURSOR" on stdout
- * (--show-cursor) and replaces the cursor file (--cursor-file; left as
+ * (--show-cursor; the one line that begins so) and replaces the cursor file (--cursor-file; left as
  * it is when nothing was read).  Returns an exit status.
  */
 int cur_end(struct cursor *c, struct output *o);

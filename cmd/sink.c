@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "cursor.h"
 #include "matches.h"
 
 #include <errno.h>
@@ -93,6 +94,55 @@ static int new_boot(struct output *o, const struct kmsg_record *rec)
 	return out_renew_fmt(o);
 }
 
+/* Past the SGR sequences (colours) at p, before end: a terminal shows none. */
+static const char *past_sgr(const char *p, const char *end)
+{
+	while (end - p >= 3 && p[0] == '\033' && p[1] == '[') {
+		const char *q = p + 2;
+
+		while (q < end && ((*q >= '0' && *q <= '9') || *q == ';'))
+			q++;
+		if (q == end || *q != 'm')
+			break;
+		p = q + 1;
+	}
+	return p;
+}
+
+/*
+ * Appends text (n bytes of rendered lines) with the '-' that begins a
+ * line "-- cursor: " (after its colours, if any) written \x2d, as the
+ * text escapes any byte: with --show-cursor the cursor's line is then the
+ * only one that begins so, whatever the records say and however the
+ * output ends.  0 or -errno.
+ */
+static int put_unlike_cursor(struct output *o, const char *text, size_t n)
+{
+	static const char prefix[] = CUR_LINE_PREFIX;
+	const char *p = text, *end = text + n;
+	int rc;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *next = nl ? nl + 1 : end, *s = past_sgr(p, next);
+
+		if ((size_t)(next - s) >= sizeof(prefix) - 1 &&
+		    memcmp(s, prefix, sizeof(prefix) - 1) == 0) {
+			rc = out_put(o, p, (size_t)(s - p));
+			if (rc == 0)
+				rc = out_put(o, "\\x2d", 4);
+			if (rc < 0)
+				return rc;
+			p = s + 1;
+		}
+		rc = out_put(o, p, (size_t)(next - p));
+		if (rc < 0)
+			return rc;
+		p = next;
+	}
+	return 0;
+}
+
 int out_record(struct output *o, const struct kmsg_record *rec)
 {
 	const char *text;
@@ -113,6 +163,8 @@ int out_record(struct output *o, const struct kmsg_record *rec)
 	n = kmsg_fmt_record(&text, o->fmt, rec);
 	if (n < 0)
 		return n == KMSG_ECORRUPT ? 0 : n;
+	if (cur_line_shown())
+		return put_unlike_cursor(o, text, (size_t)n);
 	return out_put(o, text, (size_t)n);
 }
 
