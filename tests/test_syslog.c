@@ -136,7 +136,8 @@ Test(syslog, glibc_forms)
 	eq(m.text, m.text_len, "text");
 	free(keep);
 
-	/* glibc 2.36's two spaces */
+	/* glibc 2.36's two spaces after the time, which rsyslog's parser
+	 * took for an empty tag (rsyslog#4979, systemd#24540) */
 	cr_assert_eq(PARSE(&m, "<13>Dec  5 15:08:24  prog[42]: text"), KMSG_SYSLOG_3164);
 	eq(m.app, m.app_len, "prog");
 	eq(m.text, m.text_len, "text");
