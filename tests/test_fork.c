@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "internal.h"
 #include "testutil.h"
@@ -196,6 +197,37 @@ Test(fork, threads_of_a_child_appending_at_once_lose_nothing, .timeout = 60)
 	kmsg_log_close(log);
 }
 
+/*
+ * Waits until process pid is asleep (its state in /proc is S): a process
+ * that does nothing but go to sleep is then asleep where it meant to be.
+ * Bounded, for a machine however loaded.
+ */
+static void wait_asleep(pid_t pid)
+{
+	int64_t deadline = tu_now_ns(CLOCK_MONOTONIC) + INT64_C(20) * 1000000000;
+	char path[64], buf[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (;;) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		const char *paren;
+
+		if (f)
+			fclose(f);
+		buf[n] = 0;
+		/* the name, in parentheses, may hold anything but ends at the
+		 * last one */
+		paren = strrchr(buf, ')');
+		cr_assert(paren && paren[1] == ' ', "%s: %s", path, buf);
+		if (paren[2] == 'S')
+			return;
+		cr_assert_lt(tu_now_ns(CLOCK_MONOTONIC), deadline, "process %d never slept",
+			     (int)pid);
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+}
+
 Test(fork, a_follower_forked_off_a_writers_handle_is_woken, .timeout = 30)
 {
 	struct kmsg_log *log = tu_create("f.log", 65536, 0);
@@ -227,7 +259,8 @@ Test(fork, a_follower_forked_off_a_writers_handle_is_woken, .timeout = 30)
 	}
 	char c;
 	cr_assert_eq(read(ready[0], &c, 1), 1);
-	usleep(100 * 1000);
+	/* asleep in its wait, not about to look at the log: it must be woken */
+	wait_asleep(pid);
 	/* the parent's writer, probing for followers, finds the child's */
 	tu_append(log, "wake up");
 	int64_t took;
