@@ -148,13 +148,13 @@ _kmsg()
 		return ;;
 	read:--list-values)
 		# the members by -o json's and journalctl's names; field keys are the user's
-		_kmsg_words seq seq_id boot_id pid caller facility facility_name level \
-			level_name text _BOOT_ID _PID SYSLOG_FACILITY PRIORITY MESSAGE \
+		_kmsg_words seq seq_id boot_id claimed_pid caller facility facility_name level \
+			level_name text _BOOT_ID SYSLOG_FACILITY PRIORITY MESSAGE \
 			SYSLOG_IDENTIFIER
 		return ;;
 	read:--output-fields | follow:--output-fields)
 		# the members; field keys are the user's
-		_kmsg_list "seq seq_id time_ns time boot_ns boot_id pid caller facility facility_name level level_name text"
+		_kmsg_list "seq seq_id time_ns time boot_ns boot_id claimed_pid caller facility facility_name level level_name text"
 		return ;;
 	read:-L | read:--color | follow:-L | follow:--color)
 		# optional: without "=" the next word may be another option

@@ -94,7 +94,7 @@ complete -c kmsg -n $c -s b -l boot -f -a '0 -1 -2 1' -d "only one boot's record
 complete -c kmsg -n $c -l list-boots -d "list the boots in the log"
 complete -c kmsg -n $c -s n -l lines -x -a '10 20 50' -d "only the last N records"
 complete -c kmsg -n $c -l reverse -d "newest records first"
-complete -c kmsg -n $c -l list-values -x -a 'seq seq_id boot_id pid caller facility facility_name level level_name text _BOOT_ID _PID SYSLOG_FACILITY PRIORITY MESSAGE SYSLOG_IDENTIFIER' -d "list the distinct values of a field or member"
+complete -c kmsg -n $c -l list-values -x -a 'seq seq_id boot_id claimed_pid caller facility facility_name level level_name text _BOOT_ID SYSLOG_FACILITY PRIORITY MESSAGE SYSLOG_IDENTIFIER' -d "list the distinct values of a field or member"
 
 # kmsg follow
 set -l c '__kmsg_is follow'
@@ -113,7 +113,7 @@ complete -c kmsg -n $c -s x -l decode -d "facility and level as names"
 complete -c kmsg -n $c -s J -l json -d "JSON, as dmesg -J"
 complete -c kmsg -n $c -s o -l output -x -a 'short raw json json-pretty json-seq kmsg short-iso short-iso-precise short-precise short-monotonic short-unix cat' -d "output format"
 complete -c kmsg -n $c -l utc -d "wall-clock times in UTC"
-complete -c kmsg -n $c -l output-fields -x -a '(__kmsg_list seq seq_id time_ns time boot_ns boot_id pid caller facility facility_name level level_name text)' -d "only these keys in JSON records"
+complete -c kmsg -n $c -l output-fields -x -a '(__kmsg_list seq seq_id time_ns time boot_ns boot_id claimed_pid caller facility facility_name level level_name text)' -d "only these keys in JSON records"
 complete -c kmsg -n $c -l noescape -d "print unprintable bytes as they are"
 complete -c kmsg -n $c -s p -l force-prefix -d "the prefix on each line of a message of several lines"
 complete -c kmsg -n $c -l fields -d "show each record's fields"
@@ -127,8 +127,8 @@ complete -c kmsg -n $c -l since -x -a 'now today yesterday tomorrow' -d "records
 complete -c kmsg -n $c -l until -x -a 'now today yesterday tomorrow' -d "records at or before TIME"
 complete -c kmsg -n $c -l match -x -d "only records with field KEY=VALUE"
 complete -c kmsg -n $c -s q -l quiet -d "no line where another boot's records begin"
-complete -c kmsg -n $c -l show-caller -d "who wrote each record, as dmesg 2.40: [  T123]"
-complete -c kmsg -n $c -l show-pid -d "the process that wrote each record: [  P456]"
+complete -c kmsg -n $c -l show-caller -d "the caller id each writer gave, as dmesg 2.40: [  T123]"
+complete -c kmsg -n $c -l show-pid -d "the pid each writer claims: [  P456]"
 
 # the text and writer filters of read and follow (cmd/grep.c)
 complete -c kmsg -n $c -s g -l grep -x -d "only records whose text matches a PCRE2 pattern"
