@@ -16,14 +16,18 @@
  */
 int parse_when(int64_t *ns, const char *s);
 
-/* Stands for the machine's boot time in tests: "SECONDS.MICROSECONDS". */
+#ifdef KMSG_TEST_HOOKS
+/* Stands for the machine's boot time in the test suite's build of the
+ * tool (never the one installed): "SECONDS.MICROSECONDS". */
 #define WHEN_TEST_BOOT_TIME_ENV "KMSG_TEST_BOOT_TIME"
+#endif
 
 /*
  * The boot time dmesg adds to the since-boot times of text (-F) and
  * /dev/kmsg records (-K), in CLOCK_REALTIME nanoseconds:
- * kmsg_dmesg_boot_time()'s, or the one WHEN_TEST_BOOT_TIME_ENV gives, as
- * dmesg's own tests fix theirs.  0, or a negative code (*real_ns 0).
+ * kmsg_dmesg_boot_time()'s, or in the tests' build the one
+ * WHEN_TEST_BOOT_TIME_ENV gives, as dmesg's own tests fix theirs.  0, or
+ * a negative code (*real_ns 0).
  */
 int when_boot_time(int64_t *real_ns);
 
