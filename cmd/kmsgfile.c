@@ -63,18 +63,21 @@ static int feed_one(struct kmsg_in *k, const char *p, size_t n)
 	return 0;
 }
 
-/* A line, which may hold NULs: dmesg -K's files end each record with one. */
+/* A line, which may hold NULs: dmesg -K's files end each record with one.
+ * The parser is given each NUL at the start of what follows it. */
 static int feed_line(struct kmsg_in *k, const char *p, size_t n)
 {
 	const char *nul;
+	size_t from = 0;
 	int rc;
 
-	while ((nul = memchr(p, '\0', n)) != NULL) {
+	while ((nul = memchr(p + from, '\0', n - from)) != NULL) {
 		rc = feed_one(k, p, (size_t)(nul - p));
 		if (rc < 0)
 			return rc;
-		n -= (size_t)(nul + 1 - p);
-		p = nul + 1;
+		n -= (size_t)(nul - p);
+		p = nul;
+		from = 1;
 	}
 	return feed_one(k, p, n);
 }

@@ -651,8 +651,8 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 		fo.flags |= KMSG_FMT_CALLER;
 	if (a->show_pid)
 		fo.flags |= KMSG_FMT_PID;
-	if (a->show_caller || a->show_pid)
-		fo.caller_width = pid_max_width();
+	/* the kernel's callers are shown without being asked for */
+	fo.caller_width = pid_max_width();
 	o->fo = fo;
 	o->quiet = a->quiet;
 	rc = kmsg_fmt_new(&o->fmt, &fo);
@@ -725,7 +725,7 @@ int out_set_flag(struct output *o, unsigned flag)
 
 int out_text_input(struct output *o)
 {
-	if (!(o->fo.flags & (KMSG_FMT_CALLER | KMSG_FMT_PID)))
+	if (o->fo.output != KMSG_OUT_SHORT || o->fo.caller_width == 5)
 		return 0;
 	/* dmesg -F pads the caller to the width of SHRT_MAX's digits */
 	o->fo.caller_width = 5;

@@ -170,11 +170,58 @@ Test(kmsg_parse, bad_lines_are_skipped_with_a_reason_and_a_bad_records_fields_wi
 		"not a record (PRIO,SEQ,USEC,FLAGS;TEXT) nor a field (\" KEY=VALUE\")|"
 		"no priority (0 to 191) where a record begins|"
 		"no sequence number after the priority|"
-		"no time (microseconds since boot) after the sequence number|"
-		"a field key that is not A-Z, 0-9 and _ (first A-Z), of at most 64 bytes|"
-		"a field line without '=' (\" KEY=VALUE\")|"
-		"a _KEY kmsg does not know, or a bad value for it|"
-		"a _KEY kmsg does not know, or a bad value for it|");
+		"no time (microseconds since boot) after the sequence number|");
+	kmsg_devkmsg_free(p);
+}
+
+/*
+ * What dmesg -K reads (util-linux v2.42.2's print_kmsg_file() and
+ * parse_kmsg_record()): records that each end in a NUL, of which it reads
+ * the first line after any blanks and leaves the rest unread, and a
+ * header without flags.
+ */
+Test(kmsg_parse, nul_separated_records_keep_their_lines_and_say_nothing)
+{
+	static const char in[] =
+		"5,0,0,-,caller=T0;line zero\n"
+		"\0" "10,1,1000000,-,caller=T1;new\nline\n"
+		"\0" "20,2,2000000;two\ntwo\n lines\n SUBSYSTEM=usb\n"
+		"\0\n \t30,3,3000000,c;three\n"
+		"\0" "6,4,4000000,-;four\n";
+	struct kmsg_devkmsg *p;
+	struct kmsg_record rec;
+	const char *line = in, *end = in + sizeof(in) - 1;
+	char texts[256] = "";
+	int n = 0, rc;
+
+	cr_assert_eq(kmsg_devkmsg_new(&p, BOOT), 0);
+	/* fed as kmsg read -K feeds it: lines, a NUL starting the next */
+	while (line < end) {
+		const char *nl = memchr(line + 1, '\n', (size_t)(end - line - 1));
+		const char *nul = memchr(line + 1, '\0', (size_t)(end - line - 1));
+		const char *stop = nl && (!nul || nl < nul) ? nl + 1 : nul ? nul : end;
+
+		rc = kmsg_devkmsg_feed(&rec, p, line, (size_t)(stop - line));
+		cr_assert_geq(rc, 0);
+		cr_assert_null(kmsg_devkmsg_skipped(p), "skipped: %.*s",
+			       (int)(stop - line), line);
+		if (rc == 1) {
+			strncat(texts, rec.text, rec.text_len);
+			strcat(texts, "|");
+			n++;
+			if (n == 3) {
+				cr_assert_eq(rec.boot_ns, 2000000 * INT64_C(1000));
+				cr_assert_eq(rec.level, 4);
+				cr_assert_eq(rec.facility, 2);
+				cr_assert_eq(rec.fields_len, 2 + sizeof("SUBSYSTEM=usb") - 1);
+			}
+		}
+		line = stop;
+	}
+	cr_assert_eq(kmsg_devkmsg_end(&rec, p), 1);
+	strncat(texts, rec.text, rec.text_len);
+	cr_assert_eq(rec.seq, 4);
+	cr_assert_str_eq(texts, "line zero|new|two|three|four");
 	kmsg_devkmsg_free(p);
 }
 

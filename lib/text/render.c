@@ -17,10 +17,11 @@
  *  - JSON follows dmesg 2.41 (2.38 repeats the file in every "msg" and
  *    computes "pri" wrongly), and an empty document is still valid JSON.
  *
- * The caller column (KMSG_FMT_CALLER) and -J's "caller" key are dmesg
- * 2.40's, which shows them whenever the kernel's records carry a caller;
- * kmsg shows them only when asked, so that its default output stays the
- * 2.38 output people's scripts read.
+ * The caller column and -J's "caller" key are dmesg 2.40's, shown as it
+ * shows them whenever a record carries the kernel's caller
+ * (KMSG_KERNEL_CALLER: text of dmesg 2.40, the kernel's /dev/kmsg
+ * records); kmsg's own caller, which no dmesg shows, only when asked
+ * (KMSG_FMT_CALLER).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memmem */
@@ -377,6 +378,12 @@ int kmsg_fmt_caller_sized(char *buf, size_t size, const struct kmsg_record *rec,
 	return (int)(p - tmp);
 }
 
+/* 1 if rec's caller is shown: the kernel's always, as dmesg 2.40 shows it. */
+static int show_caller(const struct kmsg_fmt *f, const struct kmsg_record *rec)
+{
+	return (f->opts.flags & KMSG_FMT_CALLER) || (rec->flags & KMSG_KERNEL_CALLER);
+}
+
 /*
  * The caller and pid columns of the short output, as dmesg 2.40 writes
  * its caller column: "[%*s] ", the name right-aligned in caller_width
@@ -390,7 +397,7 @@ static char *put_who(const struct kmsg_fmt *f, char *p, const struct kmsg_record
 	size_t n;
 
 	for (int col = 0; col < 2; col++) {
-		if (col == 0 && (f->opts.flags & KMSG_FMT_CALLER)) {
+		if (col == 0 && show_caller(f, rec)) {
 			int len = kmsg_fmt_caller(name, sizeof(name), rec);
 
 			n = len > 0 ? (size_t)len : 0;
@@ -561,7 +568,7 @@ static int render_short(struct kmsg_fmt *f, const struct kmsg_record *rec)
 		indent += (size_t)(p - ts);
 	}
 	time_end = (size_t)(p - f->buf);
-	if (flags & (KMSG_FMT_CALLER | KMSG_FMT_PID)) {
+	if ((flags & (KMSG_FMT_CALLER | KMSG_FMT_PID)) || (rec->flags & KMSG_KERNEL_CALLER)) {
 		char *ws = p;
 
 		p = put_who(f, p, rec);
@@ -641,7 +648,7 @@ static int render_json(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	}
 	p = PUT_LIT(p, JSON_IND "\"time\": ");
 	p = put_fixed(p, rec->boot_ns / 1000, 12, 0);
-	if (f->opts.flags & KMSG_FMT_CALLER) {
+	if (show_caller(f, rec)) {
 		char name[12];
 
 		/* dmesg 2.40's key, only for a record with a caller */

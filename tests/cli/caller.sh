@@ -2,8 +2,9 @@
 # caller.sh - who wrote a record: kmsg read's and kmsg follow's
 # --show-caller (dmesg 2.40's "[  T123] " column, and -J's "caller" key)
 # and --show-pid, on dmesg 2.40 text read with -F and on logs written by
-# kmsg emit; --pid beside them; and the default output, which stays
-# dmesg 2.38's.
+# kmsg emit; --pid beside them; and the default output, which shows the
+# kernel's callers as dmesg 2.40 and later do, and kmsg's own only when
+# asked.
 #
 # dmesg 2.40 is not installed here (2.38 is, and knows no caller): the
 # expected bytes of the columns are written from util-linux v2.40's
@@ -24,13 +25,13 @@ IN=$SRC/tests/data/dmesg-2.40-caller.txt
 # "[ ok] text" stays text, where 2.40 takes "ok" for a caller; "[T77]no
 # space" keeps its "n", which 2.40 drops.
 runs=(
-	""                              # the default: no column, no prefix left
+	""                              # the default: the column, as in dmesg 2.40
 	"--show-caller"                 # the column, dmesg -F's width (5)
 	"--show-caller -x -t"           # after the decoding, without a time
 	"--show-caller -r -l debug"     # raw lines, as dmesg -r prints them
 	"--show-caller --show-pid"      # text has no pid: no second column
 	"--show-caller -J -l warn"      # -J's "caller", after "time"
-	"-J -l warn"                    # without the option: no "caller"
+	"-J -l warn"                    # without the option: "caller" too
 	"--show-caller -o kmsg -l err+" # /dev/kmsg's "caller=" after the flags
 )
 : >"$T/got"
@@ -54,14 +55,14 @@ print(" ".join(",".join(r) for r in d[:1] + d[7:8]))' "$T/json" >"$T/n" 2>&1
 expect_eq "T0 T0 C1 T1 T345 T1234 T4194303 - - T42 T77
 pri,time,caller,msg pri,time,msg" "$(cat "$T/n")" "the callers and the keys"
 
-case_ "without the option: what dmesg 2.38 prints for the text without the column"
+case_ "the text without the column: what dmesg 2.38 prints for it"
 if [ -x /usr/bin/dmesg ] && /usr/bin/dmesg --version 2>/dev/null | grep -q ' 2\.38'; then
 	sed 's/^\(<[0-9]*>\[ *[0-9.]*\] \)\[ *[TC][0-9]*\] \{0,1\}/\1/' "$IN" >"$T/plain.txt"
 	for args in "" "-x" "-t -l info" "-d"; do
 		# shellcheck disable=SC2086
 		env -i PATH=/usr/bin:/bin LC_ALL=C.UTF-8 TZ=UTC /usr/bin/dmesg -F "$T/plain.txt" $args >"$T/want"
 		# shellcheck disable=SC2086
-		"$KMSG" read -F "$IN" $args >"$T/got2"
+		"$KMSG" read -F "$T/plain.txt" $args >"$T/got2"
 		[ -s "$T/want" ] || fail "dmesg printed nothing"
 		expect_file_eq "$T/want" "$T/got2"
 	done

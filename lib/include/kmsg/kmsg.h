@@ -726,7 +726,10 @@ enum {
 	                               kmsg_fmt_caller()): short output
 	                               "[  T123] " after the time, dmesg's
 	                               JSON "caller": "T123" after "time",
-	                               /dev/kmsg ",caller=T123" after flags */
+	                               /dev/kmsg ",caller=T123" after flags;
+	                               a record with KMSG_KERNEL_CALLER shows
+	                               its caller without it, as dmesg 2.40
+	                               and later do */
 	KMSG_FMT_PID      = 1 << 7, /* the pid the writer gave: short output
 	                               "[  P456] " after the caller, dmesg's
 	                               JSON "claimed_pid": 456 after it */
@@ -841,7 +844,9 @@ void kmsg_fmt_free(struct kmsg_fmt *f);
  * Times are taken from the record: boot_ns for since-boot times and deltas,
  * real_ns for reltime, ctime and iso (local time zone, as localtime(3)).
  * KMSG_FMT_SHOWDELTA applies to MONO, NOTIME and CTIME (dmesg -T -d) and
- * is ignored by RELTIME, ISO and RAW; RAW ignores DECODE; deltas are 0
+ * is ignored by RELTIME, ISO and RAW; RAW ignores DECODE and the time
+ * columns of times; NOTIME with more columns is none of its own; deltas
+ * are the time since the record rendered before, and 0
  * after a record at since-boot time 0, as in dmesg; the /dev/kmsg
  * output ignores the time format and NOESCAPE.  Non-printable bytes and
  * invalid UTF-8 are written as \xNN unless KMSG_FMT_NOESCAPE.  dmesg's
@@ -988,9 +993,15 @@ void kmsg_devkmsg_free(struct kmsg_devkmsg *p);
  * passed over).  A record is complete when the line after it comes, so
  * the call returns 1 and fills *rec with the record this line ended, 0
  * when it ended none, or -ENOMEM or KMSG_EINVAL.  *rec points into the
- * parser and stays valid until the next call.  A line that
- * is not of the format is skipped, and with a header the field lines
- * after it: kmsg_devkmsg_skipped() then says why.  Memory stays bounded
+ * parser and stays valid until the next call.  A line that begins with
+ * NULs ends the record before it, as the NUL after each record of dmesg
+ * -K's files does: from then on every line up to the next such line is
+ * part of the record before, a header needs no newline before it and
+ * blanks before it are passed over.  FLAGS may be left out ("6,1,2;x"),
+ * as dmesg reads it.  A line after a header that begins with a space is
+ * its dictionary: one that is no valid field is left out quietly.  Any
+ * other line that is not of the format is skipped, and with a header the
+ * field lines after it: kmsg_devkmsg_skipped() then says why.  Memory stays bounded
  * by the longest line and 1 MiB of fields per record (a field past that
  * is skipped).
  */
