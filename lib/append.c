@@ -103,7 +103,7 @@ int kmsg_log_append(uint64_t *seq_out, struct kmsg_log *log, const struct kmsg_e
 
 	/* W1 */
 	if (!log || !e || e->version != KMSG_ENTRY_VERSION ||
-	    (e->flags & ~(unsigned)(KMSG_FRAGMENT | KMSG_BEGIN | KMSG_TIMES)) ||
+	    (e->flags & ~(unsigned)(KMSG_FRAGMENT | KMSG_BEGIN | KMSG_TIMES | KMSG_VOUCHED)) ||
 	    (!e->text && e->text_len) || (!e->fields && e->nfields))
 		return KMSG_EINVAL;
 	if (!(log->flags & KMSG_OPEN_WRITE))

@@ -146,6 +146,17 @@ int kmsg_key_valid(const char *key, size_t len)
 	return 1;
 }
 
+/*
+ * A key a record may hold: one of the key rule, or, for what a trusted
+ * ingester vouches for (KMSG_VOUCHED), _ before one.
+ */
+static int key_stored_valid(const char *key, size_t len, int vouched)
+{
+	if (vouched && len > 1 && key[0] == '_')
+		return kmsg_key_valid(key + 1, len - 1);
+	return kmsg_key_valid(key, len);
+}
+
 int kmsg__fields_check(size_t *total, const struct kmsg_entry *e)
 {
 	size_t sum = 0;
@@ -156,7 +167,7 @@ int kmsg__fields_check(size_t *total, const struct kmsg_entry *e)
 		if (!f->key || (!f->value && f->value_len))
 			return KMSG_EINVAL;
 		kl = f->key_len ? f->key_len : strlen(f->key);
-		if (!kmsg_key_valid(f->key, kl))
+		if (!key_stored_valid(f->key, kl, (e->flags & KMSG_VOUCHED) != 0))
 			return KMSG_EFIELD;
 		/* each term bounded first: a caller's lengths near SIZE_MAX
 		 * must not wrap the sum into a small one */
@@ -205,7 +216,7 @@ int kmsg_field_next_sized(struct kmsg_field *f, const struct kmsg_record *rec, s
 		return KMSG_ECORRUPT;
 	for (k = 0; k < l && p[2 + k] != '='; k++)
 		;
-	if (k == l || !kmsg_key_valid((const char *)p + 2, k))
+	if (k == l || !key_stored_valid((const char *)p + 2, k, 1))
 		return KMSG_ECORRUPT;
 	f->key = (const char *)p + 2;
 	f->key_len = k;

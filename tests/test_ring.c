@@ -187,6 +187,42 @@ Test(ring, key_rule_and_field_size_are_checked)
 	kmsg_log_close(log);
 }
 
+Test(ring, vouched_entry_stores_underscore_keys_others_may_not)
+{
+	struct kmsg_log *log = tu_create("v.log", 65536, 0);
+	struct kmsg_field f[2] = { { "_PID", 0, "42", 2 }, { "SYSLOG_PID", 0, "1", 1 } };
+	const char *bad[] = { "_", "__PID", "_pid", "_9", "_A-B" };
+	struct kmsg_entry e = KMSG_ENTRY_INIT;
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	struct kmsg_field got;
+	size_t pos = 0;
+
+	e.text = "t";
+	e.text_len = 1;
+	e.fields = f;
+	e.nfields = 2;
+	cr_assert_eq(kmsg_log_append(NULL, log, &e), KMSG_EFIELD,
+		     "a writer that vouches for nothing cannot name _PID");
+	e.flags = KMSG_VOUCHED;
+	cr_assert_eq(kmsg_log_append(NULL, log, &e), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		f[0].key = bad[i];
+		cr_assert_eq(kmsg_log_append(NULL, log, &e), KMSG_EFIELD, "key '%s'", bad[i]);
+	}
+	cr_assert_eq(kmsg_reader_new(&r, log, 0), 0);
+	cr_assert_eq(kmsg_reader_next(r, &rec), 1);
+	cr_assert_eq(kmsg_field_next(&got, &rec, &pos), 1, "the vouched key reads back");
+	cr_assert(got.key_len == 4 && !memcmp(got.key, "_PID", 4));
+	cr_assert(got.value_len == 2 && !memcmp(got.value, "42", 2));
+	cr_assert_eq(kmsg_field_next(&got, &rec, &pos), 1);
+	cr_assert(got.key_len == 10 && !memcmp(got.key, "SYSLOG_PID", 10));
+	cr_assert_eq(kmsg_field_next(&got, &rec, &pos), 0);
+	cr_assert_eq(kmsg_reader_next(r, &rec), 0, "the refused ones wrote nothing");
+	kmsg_reader_free(r);
+	kmsg_log_close(log);
+}
+
 Test(ring, priority_out_of_range_is_refused)
 {
 	struct kmsg_log *log = tu_create("p.log", 65536, 0);

@@ -335,12 +335,21 @@ enum {
 	                           id the text showed: a thread id ("T123",
 	                           "T0" included) or 0x80000000 + a CPU number
 	                           ("C3") */
+	KMSG_VOUCHED  = 1 << 7, /* (append side) the entry may hold fields whose
+	                           key is _ and a key of the key rule (_PID,
+	                           _UID, _GID): the writer says these are facts
+	                           the kernel gave it, as a listener on a
+	                           socket does with its sender's credentials.
+	                           Nothing checks the claim; a reader can trust
+	                           it exactly as far as the log's permissions
+	                           keep every other writer out (kmsg(5), TRUST) */
 };
 
 #define KMSG_ENTRY_VERSION 1
 struct kmsg_entry {
 	unsigned version;       /* KMSG_ENTRY_VERSION */
-	unsigned flags;         /* KMSG_FRAGMENT, KMSG_BEGIN, KMSG_TIMES */
+	unsigned flags;         /* KMSG_FRAGMENT, KMSG_BEGIN, KMSG_TIMES,
+	                           KMSG_VOUCHED */
 	int facility;           /* 0..23 */
 	int level;              /* 0 (emerg) .. 7 (debug) */
 	const char *text;
@@ -424,7 +433,8 @@ int kmsg_field_next_sized(struct kmsg_field *f, const struct kmsg_record *rec,
  * Returns 1 if key (len bytes) follows the key rule, else 0.  Keys that
  * begin with _ are not in it: as in journald, they are kept for what the
  * kernel vouches for (_PID, _UID, _GID of a socket's sender), which only
- * a trusted ingester records, so that no writer's field takes their name.
+ * a trusted ingester records (an entry with KMSG_VOUCHED), so that no
+ * writer's field takes their name.  kmsg_field_next() returns both kinds.
  */
 int kmsg_key_valid(const char *key, size_t len);
 
