@@ -83,7 +83,7 @@ static int overtaken_at(const struct kmsg_log *log, uint64_t pos, const struct w
 
 	if (pos >= h2)
 		return 0;
-	if (h2 <= w->end + log->data_size) {
+	if (h2 <= w->end + log->data_size && h2 % REC_ALIGN == 0) {  /* else a lie: the window's */
 		*head = h2;
 		return 1;
 	}
