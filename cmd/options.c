@@ -13,7 +13,9 @@
 #include "colors.h"
 #include "when.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <stdarg.h>
@@ -48,13 +50,34 @@ static void bad(struct out_given *a, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* 1 if s (len bytes) is a number too large for dmesg's strtol(). */
+static int too_large(const char *s, size_t len)
+{
+	unsigned long long v = 0;
+	size_t i;
+
+	for (i = 0; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+		if (v > (unsigned long long)LONG_MAX / 10)
+			return 1;
+		v = v * 10 + (unsigned)(s[i] - '0');
+		if (v > (unsigned long long)LONG_MAX)
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * Adds a comma-separated list of facility or level names (or numbers) to
  * *bits.  For levels "err+" also takes every more severe level and "+err"
- * every less severe one (util-linux 2.39's ranges).  Returns 0 or -1.
+ * every less severe one (util-linux 2.39's ranges).  A bad item is said
+ * as dmesg 2.42 says it, naming the list from that item on (a comma that
+ * ends the list is part of the last item there too): "unknown level
+ * 'foo,info'", "failed to parse level '...': Numerical result out of
+ * range".  Returns 0 or -1.
  */
-static int parse_list(uint32_t *bits, const char *list, int levels)
+static int parse_list(struct out_given *a, uint32_t *bits, const char *list, int levels)
 {
+	const char *what = levels ? "level" : "facility";
 	const char *p = list;
 
 	for (;;) {
@@ -62,6 +85,8 @@ static int parse_list(uint32_t *bits, const char *list, int levels)
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		int lower = 0, higher = 0, v, i;
 
+		if (end && end[1] == '\0')
+			len++, end = NULL;
 		if (levels && len > 1 && p[len - 1] == '+') {
 			lower = 1;
 			len--;
@@ -70,11 +95,23 @@ static int parse_list(uint32_t *bits, const char *list, int levels)
 			p++;
 			len--;
 		}
-		if (len == 0)
+		v = len ? (levels ? kmsg_level_parse(p, len) : kmsg_facility_parse(p, len)) : -1;
+		if (v < 0) {
+			/* dmesg's words, then what is taken instead */
+			const char *hint = levels ?
+				"--level takes a list of: emerg, alert, crit, err, "
+				"warn, notice, info, debug; err+ or +err for ranges" :
+				"--facility takes a list of: kern, user, mail, daemon, "
+				"auth, syslog, lpr, news, uucp, cron, authpriv, ftp, "
+				"local0..local7";
+
+			if (too_large(p, len) && len && p[0] >= '0' && p[0] <= '9')
+				bad(a, "failed to parse %s '%s': %s\nkmsg: %s", what, p,
+				    strerror(ERANGE), hint);
+			else
+				bad(a, "unknown %s '%s'\nkmsg: %s", what, p, hint);
 			return -1;
-		v = levels ? kmsg_level_parse(p, len) : kmsg_facility_parse(p, len);
-		if (v < 0)
-			return -1;
+		}
 		*bits |= UINT32_C(1) << v;
 		for (i = 0; lower && i < v; i++)
 			*bits |= UINT32_C(1) << i;
@@ -293,16 +330,11 @@ static void on_option(void *state, int val, const char *arg)
 		break;
 	case OPT_LEVEL:
 		a->flt_lev = 1;
-		if (parse_list(&a->levels, arg, 1) < 0)
-			bad(a, "--level %s: not a list of levels (emerg, alert, crit, "
-			    "err, warn, notice, info, debug; err+ or +err for ranges)", arg);
+		(void)parse_list(a, &a->levels, arg, 1);
 		break;
 	case OPT_FACILITY:
 		a->flt_fac = 1;
-		if (parse_list(&a->facilities, arg, 0) < 0)
-			bad(a, "--facility %s: not a list of facilities (kern, user, "
-			    "mail, daemon, auth, syslog, lpr, news, uucp, cron, "
-			    "authpriv, ftp, local0..local7)", arg);
+		(void)parse_list(a, &a->facilities, arg, 0);
 		break;
 	case OPT_KERNEL:
 		a->flt_fac = 1;

@@ -52,7 +52,7 @@ struct out_given {
 	size_t nmatch;
 	char *output_fields;  /* --output-fields, for the JSON records */
 	const char *conflict; /* an option -r cannot be used with */
-	char err[300];        /* the first bad option, for out_setup() */
+	char err[512];        /* the first bad option, for out_setup() */
 };
 
 struct output {

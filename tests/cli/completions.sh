@@ -46,11 +46,11 @@ options_of() {
 }
 
 # accepted OPTION: the values kmsg's error message for a bad one lists
-# ("not one of a, b, c" or "not a list of levels (a, b; ...)"), one a line,
-# with "local0..local7" spelt out
+# ("not one of a, b, c", or after dmesg's words "--level takes a list of:
+# a, b; ..."), one a line, with "local0..local7" spelt out
 accepted() {
-	"$KMSG" read "$1=%bad%" 2>&1 >/dev/null | head -1 |
-		sed -e 's/.*not one of //' -e 's/.*not a list of [a-z]* (//' \
+	"$KMSG" read "$1=%bad%" 2>&1 >/dev/null | grep -m1 -e 'not one of' -e 'list of:' |
+		sed -e 's/.*not one of //' -e 's/.*list of: //' \
 		    -e 's/[;)].*//' -e 's/, */\n/g' |
 		while read -r v; do
 			if [[ $v =~ ^([a-z]+)([0-9]+)\.\.([a-z]+)([0-9]+)$ ]]; then

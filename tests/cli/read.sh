@@ -173,6 +173,26 @@ if [ $have_dmesg = 1 ]; then
 	"$DMESG" -F "$T/basic.txt" -l warn,notice,info,debug >"$T/want"
 	expect_file_eq "$T/want" "$T/got"
 
+	# A bad level or facility is worded as dmesg words it (the same in
+	# 2.38 and 2.42): the list from the bad item on; then kmsg says what
+	# it takes, on a line of its own
+	for args in "-l foo" "-l err,foo,info" "-l err," "-l foo+" \
+		"-l 8" "-l 99999999999999999999" "-f bar,user" "-f 24" "-f kern,-1"; do
+		case_ "dmesg's words for $args"
+		# shellcheck disable=SC2086
+		"$DMESG" -F "$T/basic.txt" $args >/dev/null 2>"$T/want"
+		# shellcheck disable=SC2086
+		"$KMSG" read -F "$T/basic.txt" $args >"$T/out" 2>"$T/err"
+		expect_eq 2 $? "status (dmesg's is 1)"
+		expect_eq "$(sed 's/^dmesg: /kmsg: /' "$T/want")" "$(head -1 "$T/err")"
+		expect_eq "" "$(cat "$T/out")" "stdout"
+	done
+	# 2.38 has no ranges; 2.42's string_to_bitarray() names "+foo"
+	# without its '+'
+	case_ "dmesg 2.42's words for -l +foo"
+	"$KMSG" read -F "$T/basic.txt" -l +foo 2>&1 >/dev/null | head -1 >"$T/got"
+	expect_eq "kmsg: unknown level 'foo'" "$(cat "$T/got")"
+
 	# Wall-clock times around local jumps: DST in Berlin, St John's and Lord
 	# Howe (half an hour), the new year; deltas under and over 10 s, a
 	# minute boundary, negative and zero deltas, an hour and a day later.
