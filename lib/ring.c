@@ -1955,12 +1955,18 @@ void kmsg__ring_rebuild(struct kmsg_log *log)
 	}
 	kmsg__scan_start(&sc, 0);
 	for (uint64_t phys = 0, at, len; (len = next_placed(log, &sc, &phys, &at, &r)) != 0;) {
-		/* a number more than the positions up to it could have
-		 * handed out came from a lying resv_seq: not the newest */
-		if (!(r.flags & REC_PAD) && (!found || r.seq > best_seq) &&
+		/* The newest record is the one furthest on (positions only
+		 * grow), numbering goes on after the highest number: the
+		 * two are one record but where resv_seq lied lower, and then
+		 * the records written after the lie must stay.  A number
+		 * more than the positions up to it could have handed out
+		 * came from a lying resv_seq: not believed. */
+		if (!(r.flags & REC_PAD) &&
 		    r.seq - log->first_seq <= (at + len) / REC_HDR + D / REC_HDR + 1) {
-			best_seq = r.seq;
-			best_end = at + len;
+			if (!found || r.seq > best_seq)
+				best_seq = r.seq;
+			if (!found || at + len > best_end)
+				best_end = at + len;
 			found = 1;
 		}
 		phys += r.flags & REC_PAD ? REC_ALIGN : len;
