@@ -13,6 +13,8 @@ const struct kmsg_cmd kmsg_commands[] = {
 	{ "clear",  cmd_clear,  "mark everything so far as cleared (dmesg -C)", clear_options },
 	{ "dump",   cmd_dump,   "write a compressed snapshot readable offline", dump_options },
 	{ "stat",   cmd_stat,   "show the state of a log: size, records, losses", stat_options },
+	{ "listen", cmd_listen, "take syslog messages from a socket (/dev/log) into the log",
+	  listen_options },
 	{ NULL, NULL, NULL, NULL }
 };
 

@@ -56,14 +56,15 @@ complete -c kmsg -n __kmsg_no_command -a follow -d "print the last records, then
 complete -c kmsg -n __kmsg_no_command -a clear -d "mark everything so far as cleared"
 complete -c kmsg -n __kmsg_no_command -a dump -d "write a compressed snapshot"
 complete -c kmsg -n __kmsg_no_command -a stat -d "show the state of a log"
+complete -c kmsg -n __kmsg_no_command -a listen -d "take syslog messages from a socket"
 complete -c kmsg -n __kmsg_no_command -a help -d "a command's options, as --help"
 complete -c kmsg -n __kmsg_no_command -a options -d "a command's options, one per line"
 complete -c kmsg -n __kmsg_no_command -l help -d "list the commands"
 complete -c kmsg -n __kmsg_no_command -l version -d "print the version"
-complete -c kmsg -n '__kmsg_is help options' -a 'emit read follow clear dump stat'
+complete -c kmsg -n '__kmsg_is help options' -a 'emit read follow clear dump stat listen'
 
-complete -c kmsg -n '__kmsg_is emit read follow clear dump stat' -l help -d "show the options"
-complete -c kmsg -n '__kmsg_is emit read follow clear dump stat' -s F -l file -r -F -d "the log"
+complete -c kmsg -n '__kmsg_is emit read follow clear dump stat listen' -l help -d "show the options"
+complete -c kmsg -n '__kmsg_is emit read follow clear dump stat listen' -s F -l file -r -F -d "the log"
 
 # kmsg emit
 set -l c '__kmsg_is emit'
@@ -151,3 +152,9 @@ complete -c kmsg -n $c -s v -l verbose -d "report records and bytes written"
 # kmsg stat
 set -l c '__kmsg_is stat'
 complete -c kmsg -n $c -s J -l json -d "one JSON object"
+
+# kmsg listen
+set -l c '__kmsg_is listen'
+complete -c kmsg -n $c -s u -l socket -r -F -d "the datagram socket to bind (default /dev/log)"
+complete -c kmsg -n $c -l log-size -x -d "size of the log if it must be made"
+complete -c kmsg -n $c -l max-text -x -d "longest text of the log if it must be made"
