@@ -8,8 +8,8 @@
  * A key is a field key (A-Z, 0-9 and _, from a capital letter) or the name
  * of a member of the record as -o json prints it (seq, claimed_pid,
  * level, ...), or journalctl's name for one (PRIORITY, ...): see props[].
- * _PID, the kernel's word for the pid in journalctl, is refused: a record
- * holds only the pid its writer claims (kmsg(5), Trust).  Words
+ * _PID, _UID and _GID are fields, the kernel's word that a trusted
+ * ingester (kmsg listen) stores; never the pid a writer claims.  Words
  * of different keys must all match, words of one key are alternatives,
  * and "+" separates groups of which one must match, as in journalctl.
  *
@@ -251,13 +251,11 @@ static int check_key(const char *what, const char *key, size_t len, const char *
 {
 	int i = find_key(key, len);
 
-	if (len == 4 && memcmp(key, "_PID", 4) == 0) {
-		cli_usage_error(cmd, what, "_PID names the pid the kernel vouches for, "
-				"which the records of a kmsg log do not carry: any "
-				"writer sets its own (kmsg(5), Trust); the pid a "
-				"writer claims is claimed_pid");
-		return -2;
-	}
+	/* the kernel's word, as kmsg listen stores it: a record a writer
+	 * appended itself has none (kmsg(5), Trust) */
+	if (len == 4 && (memcmp(key, "_PID", 4) == 0 || memcmp(key, "_UID", 4) == 0 ||
+			 memcmp(key, "_GID", 4) == 0))
+		return -1;
 	if (i == -2) {
 		cli_usage_error(cmd, what, "'%.*s' is not %s", (int)len, key, KEYS_WORDS);
 		return -2;

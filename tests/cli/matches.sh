@@ -148,7 +148,6 @@ bad "kmsg: +: '+' goes between two groups of KEY=value matches (either group pas
 bad "kmsg: +: '+' goes between two groups of KEY=value matches (either group passes), once" UNIT=net + + UNIT=disk
 bad "kmsg: pid=abc: not a pid (a decimal number)" pid=abc
 bad "kmsg: claimed_pid=4294967296: not a pid (a decimal number)" claimed_pid=4294967296
-bad "kmsg: _PID=1: _PID names the pid the kernel vouches for, which the records of a kmsg log do not carry: any writer sets its own (kmsg(5), Trust); the pid a writer claims is claimed_pid" _PID=1
 bad "kmsg: seq=-1: not a sequence number (a decimal number)" seq=-1
 bad "kmsg: caller=: not a caller id (a decimal number)" caller=
 bad "kmsg: level=loud: not a level (emerg, alert, crit, err, warning, notice, info, debug, or 0 to 7)" level=loud
