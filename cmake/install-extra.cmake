@@ -62,6 +62,10 @@ set(KMSG_SYSTEMD_UNIT_DIR "lib/systemd/system" CACHE PATH
 set(KMSG_BINDIR ${CMAKE_INSTALL_FULL_BINDIR})
 configure_file(${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-dump.service.in
                ${CMAKE_BINARY_DIR}/systemd/kmsg-dump.service @ONLY)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-listen.service.in
+               ${CMAKE_BINARY_DIR}/systemd/kmsg-listen.service @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/systemd/kmsg-dump.service
               ${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-dump.timer
+              ${CMAKE_BINARY_DIR}/systemd/kmsg-listen.service
+              ${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-listen.socket
         DESTINATION ${KMSG_SYSTEMD_UNIT_DIR})

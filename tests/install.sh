@@ -176,10 +176,28 @@ fi
 U=$T/usr/lib/systemd/system
 if [ -f "$U/kmsg-dump.service" ] && [ -f "$U/kmsg-dump.timer" ]; then ok; else
 	fail "no kmsg-dump.service and kmsg-dump.timer in $U"; fi
+if [ -f "$U/kmsg-listen.service" ] && [ -f "$U/kmsg-listen.socket" ]; then ok; else
+	fail "no kmsg-listen.service and kmsg-listen.socket in $U"; fi
+# (the listen service's kmsg is where it will be installed, not yet
+# there: the copy verified names the kmsg just installed)
+mkdir "$T/units"
+cp "$U/kmsg-listen.socket" "$T/units/"
+sed "s#^ExecStart=/[^ ]*/kmsg #ExecStart=$T/usr/bin/kmsg #" "$U/kmsg-listen.service" \
+	>"$T/units/kmsg-listen.service"
 if command -v systemd-analyze >/dev/null; then
 	if systemd-analyze verify --man=no "$U/kmsg-dump.service" "$U/kmsg-dump.timer" \
 		>"$T/verify.log" 2>&1; then ok; else fail "systemd-analyze verify: $(cat "$T/verify.log")"; fi
+	# apart: with $U in the search path, its copy of the service is found
+	if systemd-analyze verify --man=no "$T/units/kmsg-listen.socket" \
+		"$T/units/kmsg-listen.service" >"$T/verify.log" 2>&1; then ok; else
+		fail "systemd-analyze verify: $(cat "$T/verify.log")"; fi
 fi
+# the listen service runs kmsg by its full path, and its socket is not
+# the /dev/log that journald owns
+if grep -q '^ExecStart=/[^ ]*/kmsg listen$' "$U/kmsg-listen.service"; then ok; else
+	fail "kmsg-listen.service's ExecStart: $(grep ExecStart "$U/kmsg-listen.service")"; fi
+if grep -q '^ListenDatagram=/dev/log' "$U/kmsg-listen.socket"; then
+	fail "kmsg-listen.socket takes /dev/log by default"; else ok; fi
 exec_start=$(sed -n 's/^ExecStart=\/bin\/sh -c //p' "$U/kmsg-dump.service" |
 	sed "s/^'//; s/'\$//; s/%%/%/g; s#[^ ]*/kmsg dump#$T/usr/bin/kmsg dump#")
 "$T/usr/bin/kmsg" emit -F "$T/logs/unit.kmsg" "kept by the timer"
