@@ -244,6 +244,39 @@ expect_status 1 "$KMSG" listen --socket "$S" -F "$L"
 expect_grep "another listener owns" "$T/err"
 kill $live; wait $live 2>/dev/null
 
+case_ "another user's stale socket is not replaced"
+if [ "$(id -u)" = 0 ]; then
+	# a sticky directory everyone writes, as /tmp, where one plants a socket
+	chmod 0711 "$T"
+	mkdir -m 1777 "$T/pub"
+	python3 -c '
+import os, socket, sys
+os.setgid(65534)
+os.setuid(65534)
+socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])' "$T/pub/log.sock"
+	expect_status 1 "$KMSG" listen --socket "$T/pub/log.sock" -F "$L"
+	expect_grep "another user's socket: not replaced" "$T/err"
+	[ -S "$T/pub/log.sock" ] && ok || fail "nobody's socket was removed"
+else
+	echo "listen: not root: another user's socket not tried" >&2
+fi
+
+case_ "without --socket, /dev/log (of a private mount namespace here)"
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+	# a tmpfs on the namespace's /dev: the machine's /dev/log is never seen
+	unshare -m --propagation private sh -c '
+		mount -t tmpfs kmsgtest /dev && mknod -m 666 /dev/null c 1 3 || exit 1
+		"$1" listen -F "$2" 2>"$3" &
+		i=0; while [ ! -S /dev/log ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+		logger "on the default socket"
+		kill -TERM $!; wait $!' sh "$KMSG" "$L" "$T/d.err" ||
+		fail "listen on /dev/log: $(cat "$T/d.err")"
+	expect_grep "listening on '/dev/log'" "$T/d.err"
+	expect_eq "$(id -un): on the default socket" "$(field 'on the default socket' text)" "text"
+else
+	echo "listen: not root or no unshare -m: the default socket not tried" >&2
+fi
+
 case_ "a stale socket (its listener died) is replaced; the socket is 0666"
 rm -f "$S"
 python3 -c '
