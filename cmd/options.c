@@ -420,11 +420,11 @@ const struct poptOption output_options[] = {
 	{ "match", '\0', POPT_ARG_STRING, NULL, OPT_MATCH,
 	  "only records with this field (repeat: all must match)", "KEY=VALUE" },
 	{ "show-caller", '\0', POPT_ARG_NONE, NULL, OPT_SHOW_CALLER,
-	  "who wrote each record: dmesg 2.40's caller column (T123, a thread) "
-	  "and -J key", NULL },
+	  "the caller each writer gave (its word, not a fact): dmesg 2.40's "
+	  "caller column (T123, a thread) and -J key", NULL },
 	{ "show-pid", '\0', POPT_ARG_NONE, NULL, OPT_SHOW_PID,
-	  "the process that wrote each record: a column (P456) and -J key",
-	  NULL },
+	  "the process id each writer gave (its word: claimed_pid): a column "
+	  "(P456) and -J key", NULL },
 	{ "quiet", 'q', POPT_ARG_NONE, NULL, OPT_QUIET,
 	  "no \"-- Boot ID --\" line where the records of another boot begin", NULL },
 	POPT_TABLEEND
