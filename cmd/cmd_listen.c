@@ -253,6 +253,11 @@ static int bind_socket(const char *path, struct stat *bound)
 			cli_error(path, "%s", strerror(errno));
 			goto fail;
 		}
+		if (S_ISLNK(st.st_mode)) {
+			cli_error(path, "is a symbolic link (to a syslog daemon's socket?): "
+				  "not replaced; give --socket PATH");
+			goto fail;
+		}
 		if (!S_ISSOCK(st.st_mode)) {
 			cli_error(path, "exists and is no socket: not replaced");
 			goto fail;
@@ -422,8 +427,9 @@ static void store(struct listener *l, size_t len, size_t whole, const struct ucr
 			left = DGRAM_MAX - (size_t)(sdout - l->sdbuf);
 		}
 	}
-	if (fs.dropped)
-		add_num(&fs, 3, "SYSLOG_FIELDS_DROPPED", fs.dropped);
+	if (fs.dropped)  /* in the room add() keeps */
+		fs.f[fs.n++] = (struct kmsg_field){ "SYSLOG_FIELDS_DROPPED", 21, fs.nums[3],
+			(size_t)snprintf(fs.nums[3], sizeof(fs.nums[3]), "%u", fs.dropped) };
 
 	/* the text a dmesg line shows: "TAG[PID]: msg", as kmsg emit -t -i
 	 * writes it, or the message as it came */

@@ -147,6 +147,17 @@ expect_eq 3026 "$(field 'long message' SYSLOG_TRUNCATED)" "the length it had"
 expect_eq 1024 "$(field 'long message' text | tr -d '\n' | wc -c)" "text cut to the longest"
 expect_eq 100000 "$(field 'huge message' SYSLOG_TRUNCATED)" "a datagram past 64 KiB (MSG_TRUNC)"
 
+case_ "more structured data than a record's fields take: the rest counted"
+python3 -c '
+import socket, sys
+sd = b"".join(b"[e%d p=\"%s\"]" % (i, b"v" * 100) for i in range(200))
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendto(b"<13>1 - - app - - " + sd + b" many params", sys.argv[1])' "$S"
+expect_eq "$(printf 'v%.0s' $(seq 100))" "$(field 'many params' E0_P)" "the first parameter"
+d=$(field 'many params' SYSLOG_FIELDS_DROPPED)
+kept=$(grep -c '^E[0-9]*_P' "$T/rec.$(printf '%s' 'many params' | cksum | cut -d' ' -f1)")
+expect_eq 200 "$((d + kept))" "kept $kept and dropped $d of 200"
+
 case_ "glibc's syslog(3) on /dev/log of a private mount namespace"
 if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
 	echo "listen: not root or no unshare -m: syslog(3) not tried" >&2
@@ -230,6 +241,7 @@ expect_eq planted "$(cat "$S")" "the planted file"
 rm -f "$S"
 ln -s "$T/elsewhere" "$S"
 expect_status 1 "$KMSG" listen --socket "$S" -F "$L"
+expect_grep "is a symbolic link" "$T/err"
 [ -L "$S" ] && ok || fail "the link was replaced"
 rm -f "$S"
 python3 -c '
