@@ -146,15 +146,18 @@ int kmsg_key_valid(const char *key, size_t len)
 	return 1;
 }
 
-/*
- * A key a record may hold: one of the key rule, or, for what a trusted
- * ingester vouches for (KMSG_VOUCHED), _ before one.
- */
-static int key_stored_valid(const char *key, size_t len, int vouched)
+int kmsg_key_stored_valid(const char *key, size_t len)
 {
-	if (vouched && len > 1 && key[0] == '_')
+	if (key && len > 1 && key[0] == '_')
 		return kmsg_key_valid(key + 1, len - 1);
 	return kmsg_key_valid(key, len);
+}
+
+/* A key an entry may give: of the key rule, or, for what a trusted
+ * ingester vouches for (KMSG_VOUCHED), _ before one. */
+static int key_stored_valid(const char *key, size_t len, int vouched)
+{
+	return vouched ? kmsg_key_stored_valid(key, len) : kmsg_key_valid(key, len);
 }
 
 int kmsg__fields_check(size_t *total, const struct kmsg_entry *e)

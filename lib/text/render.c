@@ -1104,7 +1104,7 @@ int kmsg_fmt_set_keys(struct kmsg_fmt *f, const char *keys)
 
 		if (member_index(&i, s, len)) {
 			members |= 1u << i;
-		} else if (kmsg_key_valid(s, len)) {
+		} else if (kmsg_key_stored_valid(s, len)) {
 			kv[nkeys].s = s;
 			kv[nkeys].len = len;
 			nkeys++;

@@ -113,6 +113,10 @@ print(os.getpid())' "$S")
 expect_eq "$real" "$(field 'lying message' claimed_pid)" "the record's pid"
 expect_eq "$real" "$(field 'lying message' _PID)" "_PID"
 expect_eq "1" "$(field 'lying message' SYSLOG_PID)" "SYSLOG_PID, the claim"
+# the facts can be named for output as the claims can
+expect_eq "{\"SYSLOG_PID\":\"1\",\"_PID\":\"$real\"}" \
+	"$("$KMSG" read -F "$L" -o json --output-fields _PID,SYSLOG_PID --grep 'lying message')" \
+	"--output-fields _PID,SYSLOG_PID"
 expect_eq "liar" "$(field 'lying message' SYSLOG_IDENTIFIER)" "SYSLOG_IDENTIFIER"
 case_ "a sender cannot make a _ field: structured data named _PID is no _PID"
 real=$(python3 -c '

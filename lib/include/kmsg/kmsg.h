@@ -438,6 +438,13 @@ int kmsg_field_next_sized(struct kmsg_field *f, const struct kmsg_record *rec,
  */
 int kmsg_key_valid(const char *key, size_t len);
 
+/*
+ * Returns 1 if a record may hold key (len bytes): one of the key rule, or
+ * _ before one (what an entry with KMSG_VOUCHED records); else 0.  For
+ * programs that name fields to read, such as a list of fields to show.
+ */
+int kmsg_key_stored_valid(const char *key, size_t len);
+
 struct kmsg_reader;
 
 /* Flags of kmsg_reader_new(). */
