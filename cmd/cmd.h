@@ -241,12 +241,15 @@ struct kmsg_log *cli_open_log(const char *path, unsigned flags,
 int cli_parse_size(uint64_t *out, const char *s);
 
 /*
- * Parses the size of a new log (--log-size): a size as cli_parse_size()
- * takes it that a log can have, with room for texts of max_text bytes.
- * Returns 0, or EXIT_USAGE after saying what is wrong and what would do.
+ * Parses the options of a log a command makes if it is missing into co:
+ * --max-text max_text (1 to KMSG_MAX_TEXT_LIMIT bytes), then --log-size
+ * log_size (a size as cli_parse_size() takes it that a log can have, with
+ * room for texts of the longest length); either may be NULL, which keeps
+ * co's.  Returns 0, or EXIT_USAGE after saying, for command cmd, what is
+ * wrong and what would do.
  */
-int cli_parse_log_size(uint64_t *out, const char *s, uint32_t max_text,
-		       const char *cmd);
+int cli_parse_new_log(struct kmsg_create_opts *co, const char *cmd, const char *log_size,
+		      const char *max_text);
 
 /*
  * Call first thing: descriptors 0-2 that were closed are opened on

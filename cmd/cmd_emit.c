@@ -996,14 +996,7 @@ int cmd_emit(int argc, const char **argv)
 	}
 	if (caller && (status = check_caller(&caller_since, caller)) != 0)
 		goto out;
-	status = EXIT_USAGE;
-	if (o.max_text && parse_number(&co.max_text, o.max_text, KMSG_MAX_TEXT_LIMIT) < 0) {
-		status = cli_usage_error("emit", "--max-text", "'%s' is not a length from 1 "
-					 "to %u bytes", o.max_text, KMSG_MAX_TEXT_LIMIT);
-		goto out;
-	}
-	if (o.log_size && (status = cli_parse_log_size(&co.size, o.log_size, co.max_text,
-						       "emit")) != 0)
+	if ((status = cli_parse_new_log(&co, "emit", o.log_size, o.max_text)) != 0)
 		goto out;
 	status = EXIT_USAGE;
 	if (o.input && cli_path_given("emit", "--input", o.input, "input") != 0)

@@ -577,19 +577,7 @@ int cmd_listen(int argc, const char **argv)
 	status = parse_options(&o, con);
 	if (status)
 		goto out;
-	status = EXIT_USAGE;
-	if (o.max_text) {
-		uint64_t v;
-		if (cli_parse_u64(&v, o.max_text, strlen(o.max_text), KMSG_MAX_TEXT_LIMIT) < 0 ||
-		    v == 0) {
-			cli_usage_error("listen", "--max-text", "'%s' is not a length from 1 "
-					"to %u bytes", o.max_text, KMSG_MAX_TEXT_LIMIT);
-			goto out;
-		}
-		co.max_text = (uint32_t)v;
-	}
-	if (o.log_size && (status = cli_parse_log_size(&co.size, o.log_size, co.max_text,
-						       "listen")) != 0)
+	if ((status = cli_parse_new_log(&co, "listen", o.log_size, o.max_text)) != 0)
 		goto out;
 	status = EXIT_USAGE;
 	if (o.socket && cli_path_given("listen", "--socket", o.socket, "socket") != 0)

@@ -712,12 +712,28 @@ int cli_parse_size(uint64_t *out, const char *s)
 	return 0;
 }
 
-int cli_parse_log_size(uint64_t *out, const char *s, uint32_t max_text,
-		       const char *cmd)
+int cli_parse_new_log(struct kmsg_create_opts *co, const char *cmd, const char *log_size,
+		      const char *max_text)
 {
+	const char *s = log_size;
+	uint64_t need, v;
+
+	if (max_text) {
+		char *end;
+		unsigned long long n;
+
+		errno = 0;
+		n = *max_text >= '0' && *max_text <= '9' ? strtoull(max_text, &end, 10) : 0;
+		if (n == 0 || errno || *end || n > KMSG_MAX_TEXT_LIMIT)
+			return cli_usage_error(cmd, "--max-text", "'%s' is not a length from 1 "
+					       "to %u bytes", max_text, KMSG_MAX_TEXT_LIMIT);
+		co->max_text = (uint32_t)n;
+	}
+	if (!log_size)
+		return 0;
 	/* The smallest log whose ring holds two records of the longest text
 	 * (the library's rule), in whole pages. */
-	uint64_t need = 2 * ((64 + (uint64_t)max_text + 7) & ~UINT64_C(7)) + KMSG_FILE_OVERHEAD, v;
+	need = 2 * ((64 + (uint64_t)co->max_text + 7) & ~UINT64_C(7)) + KMSG_FILE_OVERHEAD;
 
 	need = (need + 4095) & ~UINT64_C(4095);
 	if (need < KMSG_MIN_SIZE)
@@ -731,11 +747,11 @@ int cli_parse_log_size(uint64_t *out, const char *s, uint32_t max_text,
 	if (v < need)
 		return cli_usage_error(cmd, "--log-size", "'%s' is too small: a log with "
 				       "texts of up to %u bytes needs at least %lluK", s,
-				       max_text, (unsigned long long)need / 1024);
+				       co->max_text, (unsigned long long)need / 1024);
 	if (v > KMSG_MAX_SIZE)
 		return cli_usage_error(cmd, "--log-size", "'%s' is too large: a log is "
 				       "at most 64T", s);
-	*out = v;
+	co->size = v;
 	return 0;
 }
 
