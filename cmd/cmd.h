@@ -251,6 +251,16 @@ int cli_parse_size(uint64_t *out, const char *s);
 int cli_parse_new_log(struct kmsg_create_opts *co, const char *cmd, const char *log_size,
 		      const char *max_text);
 
+/* The popt entries of the log a writing command names and makes if it is
+ * missing (cli_parse_new_log()), each giving its val to the callback. */
+#define CLI_NEW_LOG_OPTIONS(file_val, log_size_val, max_text_val) \
+	{ "file", 'F', POPT_ARG_STRING, NULL, (file_val), \
+	  "the log (default $KMSG_FILE, else the user's log)", "PATH" }, \
+	{ "log-size", '\0', POPT_ARG_STRING, NULL, (log_size_val), \
+	  "size of the log if it must be made (K, M, G suffixes; default 1M)", "SIZE" }, \
+	{ "max-text", '\0', POPT_ARG_STRING, NULL, (max_text_val), \
+	  "longest text of the log if it must be made (default 1024)", "BYTES" }
+
 /*
  * Call first thing: descriptors 0-2 that were closed are opened on
  * /dev/null, so that no file kmsg opens lands on them; SIGPIPE is ignored

@@ -137,12 +137,7 @@ const struct poptOption emit_options[] = {
 	{ "split", '\0', POPT_ARG_NONE, NULL, OPT_SPLIT,
 	  "write a message longer than the log's limit in parts, joined again "
 	  "when read (logger splits too)", NULL },
-	{ "file", 'F', POPT_ARG_STRING, NULL, OPT_FILE,
-	  "the log (default $KMSG_FILE, else the user's log)", "PATH" },
-	{ "log-size", '\0', POPT_ARG_STRING, NULL, OPT_LOG_SIZE,
-	  "size of the log if it must be made (K, M, G suffixes; default 1M)", "SIZE" },
-	{ "max-text", '\0', POPT_ARG_STRING, NULL, OPT_MAX_TEXT,
-	  "longest text of the log if it must be made (default 1024)", "BYTES" },
+	CLI_NEW_LOG_OPTIONS(OPT_FILE, OPT_LOG_SIZE, OPT_MAX_TEXT),
 	{ "sync", '\0', POPT_ARG_NONE, NULL, OPT_SYNC,
 	  "each message is on stable storage before the next is written", NULL },
 	{ "no-newline", '\0', POPT_ARG_NONE, NULL, OPT_NO_NEWLINE,

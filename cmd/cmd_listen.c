@@ -61,12 +61,7 @@ const struct poptOption listen_options[] = {
 	{ "socket", 'u', POPT_ARG_STRING, NULL, OPT_SOCKET,
 	  "the datagram socket to bind (default /dev/log, when no one listens there)",
 	  "PATH" },
-	{ "file", 'F', POPT_ARG_STRING, NULL, OPT_FILE,
-	  "the log (default $KMSG_FILE, else the user's log)", "PATH" },
-	{ "log-size", '\0', POPT_ARG_STRING, NULL, OPT_LOG_SIZE,
-	  "size of the log if it must be made (K, M, G suffixes; default 1M)", "SIZE" },
-	{ "max-text", '\0', POPT_ARG_STRING, NULL, OPT_MAX_TEXT,
-	  "longest text of the log if it must be made (default 1024)", "BYTES" },
+	CLI_NEW_LOG_OPTIONS(OPT_FILE, OPT_LOG_SIZE, OPT_MAX_TEXT),
 	CLI_HELP_H
 	POPT_AUTOHELP
 	POPT_TABLEEND
