@@ -28,6 +28,10 @@ struct ship_target {
 	/* TLS (tls://, and relp:// with --tls): files named by the options */
 	const char *ca_file, *cert_file, *key_file;
 	const char *server_name; /* the name the certificate must hold (default host) */
+	/* The window: room() says no once this many messages, or this many
+	 * bytes of them (framing not counted), are queued and not yet
+	 * delivered.  Never 0 (the shipper's --window and its byte bound). */
+	size_t window_msgs, window_bytes;
 };
 
 /* One connection; opaque to the shipper. */
@@ -67,7 +71,10 @@ struct ship_proto {
 	 * record delivered, every record queued before it delivered too
 	 * (left alone while none is).  0, or -1 with *e filled: the
 	 * connection is lost and must be freed; what was queued and not
-	 * delivered is sent again on the next one.
+	 * delivered is sent again on the next one.  Besides after the
+	 * events polled for, the shipper calls it with revents 0 after each
+	 * queue() and at least every SHIP_TICK_MS while anything queued is
+	 * undelivered (TCP's acknowledgements raise no event to poll for).
 	 */
 	int (*pump)(struct ship_conn *c, short revents, uint64_t *delivered, struct ship_err *e);
 	/* Starts a clean close (RELP's close, TLS's bye): pump() then
@@ -79,8 +86,16 @@ struct ship_proto {
 	 * e.g. "the collector's kernel acknowledged the bytes (TCP)".
 	 */
 	const char *promise;
+	/* 1 if --format rfc3164 may be sent (udp, unix); 0: RFC 5424 only. */
+	int any_format;
 };
 
+/* How often, at least, pump() is called while records are in flight. */
+#define SHIP_TICK_MS 20
+
+/* The protocols: cmd_ship.c finds those built into the tool (a protocol
+ * whose file is not built, such as http without its library, is absent:
+ * the shipper's references to them are weak). */
 extern const struct ship_proto ship_tcp, ship_udp, ship_unix, ship_tls, ship_relp, ship_http;
 
 #endif
