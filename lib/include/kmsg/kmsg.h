@@ -1253,6 +1253,88 @@ int kmsg_syslog_format_sized(char *buf, size_t size, const struct kmsg_record *r
 
 /* ------------------------------------------------------------------ */
 /* Dumps: compressed snapshots readable offline                        */
+/* ------------------------------------------------------------------ */
+/* RELP: frames of the Reliable Event Logging Protocol                 */
+
+/*
+ * RELP (librelp's doc/relp.md, as rsyslog's imrelp speaks it): a frame is
+ * "TXNR SP COMMAND SP DATALEN [SP DATA] LF".  The client numbers its
+ * commands from 1 on each connection; the server answers each with a
+ * "rsp" of its TXNR, in order; TXNR 0 carries the server's hints
+ * ("serverclose").  These write and read frames; the connection is the
+ * caller's.
+ */
+#define KMSG_RELP_TXNR_MAX    999999999u /* nine digits */
+#define KMSG_RELP_DATALEN_MAX 999999999u
+#define KMSG_RELP_COMMAND_MAX 32
+
+/*
+ * Writes the frame of command (1 to 32 letters) with txnr and the len
+ * bytes of data into buf of size bytes: at most size bytes, no NUL.
+ * Returns the length the whole frame takes (more than size when it did
+ * not fit: call again with room), or KMSG_EINVAL for a txnr or len over
+ * the maxima above, or a command that is no word.
+ */
+int kmsg_relp_format(char *buf, size_t size, uint32_t txnr, const char *command,
+		     const void *data, size_t len);
+
+/*
+ * kmsg_relp_format() of the "open" command with a client's offers:
+ * relp_version=0 (what librelp's servers accept), relp_software=software
+ * (NULL: "libkmsg"; one line of 1 to 255 bytes) and commands=syslog.
+ */
+int kmsg_relp_format_open(char *buf, size_t size, uint32_t txnr, const char *software);
+
+/*
+ * The TXNR after txnr, or 0 when txnr is KMSG_RELP_TXNR_MAX: the spec
+ * wraps to 1 there, but librelp's servers expect 1000000000, which no
+ * frame can carry; a client safe with both ends the session (close) and
+ * opens a new one, whose numbers start at 1 again.
+ */
+uint32_t kmsg_relp_next_txnr(uint32_t txnr);
+
+/* One frame kmsg_relp_parse() found.  data points into the caller's
+ * bytes (NULL when DATALEN is 0). */
+struct kmsg_relp_frame {
+	uint32_t txnr;
+	char command[KMSG_RELP_COMMAND_MAX + 1]; /* NUL-terminated */
+	size_t command_len;
+	const char *data;
+	size_t data_len;
+};
+
+/*
+ * Reads the frame at the start of the len bytes at buf, as a server sent
+ * them.  Returns 1 with *f filled and *used the bytes the frame takes; 0
+ * when the bytes end before the frame does (nothing stored: call again
+ * with more); KMSG_ECORRUPT for bytes that are no frame (a field without
+ * its digits or letters, more than 9 digits or 32 letters, no LF at the
+ * end): the stream cannot be read on, drop the connection; KMSG_ETOOLONG
+ * for a DATALEN over max, found as soon as the header is read, so that a
+ * caller never holds more than max bytes and a header for one frame.
+ * Nothing is read past len; every length is checked before it is used.
+ */
+int kmsg_relp_parse_sized(struct kmsg_relp_frame *f, size_t size, size_t *used,
+			  const char *buf, size_t len, size_t max);
+#define kmsg_relp_parse(f, used, buf, len, max) \
+	kmsg_relp_parse_sized((f), sizeof(struct kmsg_relp_frame), (used), (buf), (len), (max))
+
+/*
+ * Reads a rsp's DATA (len bytes): "CODE [SP TEXT] [LF CMDDATA]".  Returns
+ * the code (100 to 999; 200 is success, 500 an error), or KMSG_ECORRUPT;
+ * *text (the server's words) and *cmddata (the offers of an "open"'s
+ * rsp) point into data, each may be NULL if not wanted.
+ */
+int kmsg_relp_rsp(const char **text, size_t *text_len, const char **cmddata,
+		  size_t *cmddata_len, const char *data, size_t len);
+
+/*
+ * 1 if the offers (len bytes, a rsp's CMDDATA) hold the offer name and,
+ * when value is not NULL, value among its comma-separated values
+ * ("commands", "syslog"); else 0.
+ */
+int kmsg_relp_offer(const char *offers, size_t len, const char *name, const char *value);
+
 
 /*
  * Writes a consistent snapshot of log to fd as a gzip stream, in a fixed
