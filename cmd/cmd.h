@@ -33,6 +33,7 @@ int cmd_follow(int argc, const char **argv);
 int cmd_dump(int argc, const char **argv);
 int cmd_stat(int argc, const char **argv);
 int cmd_listen(int argc, const char **argv);
+int cmd_kernel(int argc, const char **argv);
 extern const struct poptOption emit_options[];
 extern const struct poptOption read_options[];
 extern const struct poptOption clear_options[];
@@ -40,6 +41,7 @@ extern const struct poptOption follow_options[];
 extern const struct poptOption dump_options[];
 extern const struct poptOption stat_options[];
 extern const struct poptOption listen_options[];
+extern const struct poptOption kernel_options[];
 
 /* The subcommand table (main.c), ending with a NULL name. */
 extern const struct kmsg_cmd kmsg_commands[];

@@ -16,6 +16,8 @@ const struct kmsg_cmd kmsg_commands[] = {
 	{ "listen", cmd_listen, "take syslog messages from a socket (/dev/log) into the log",
 	  listen_options },
 	{ NULL, NULL, NULL, NULL }
+	{ "kernel", cmd_kernel, "copy the kernel's log (/dev/kmsg) into the log, as klogd did",
+	  kernel_options },
 };
 
 static void usage(FILE *f)

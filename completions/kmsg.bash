@@ -9,7 +9,7 @@
 # Works with bash-completion (installed as
 # share/bash-completion/completions/kmsg) or sourced on its own.
 
-_kmsg_commands='emit read follow clear dump stat listen'
+_kmsg_commands='emit read follow clear dump stat listen kernel'
 _kmsg_all_commands="$_kmsg_commands help options"
 _kmsg_facilities='kern user mail daemon auth syslog lpr news uucp cron authpriv
 	ftp local0 local1 local2 local3 local4 local5 local6 local7'
@@ -120,6 +120,7 @@ _kmsg()
 	dump)   opts='-F --file -o --output --special --level -v --verbose' ;;
 	stat)   opts='-F --file -J --json' ;;
 	listen) opts='-u --socket -F --file --log-size --max-text' ;;
+	kernel) opts='-w --follow -F --file --log-size --max-text' ;;
 	help | options)
 		((cword == 2)) && _kmsg_words "$_kmsg_commands"
 		return ;;
@@ -139,7 +140,7 @@ _kmsg()
 		# a bare --id is -i: only --id=ID takes an argument
 		$split && return ;;
 	emit:-t | emit:--tag | emit:--field | emit:--log-size | emit:--max-text | emit:--caller | \
-	listen:--log-size | listen:--max-text)
+	listen:--log-size | listen:--max-text | kernel:--log-size | kernel:--max-text)
 		return ;;
 	read:--time-format | follow:--time-format)
 		_kmsg_words delta reltime ctime notime iso raw

@@ -57,14 +57,15 @@ complete -c kmsg -n __kmsg_no_command -a clear -d "mark everything so far as cle
 complete -c kmsg -n __kmsg_no_command -a dump -d "write a compressed snapshot"
 complete -c kmsg -n __kmsg_no_command -a stat -d "show the state of a log"
 complete -c kmsg -n __kmsg_no_command -a listen -d "take syslog messages from a socket"
+complete -c kmsg -n __kmsg_no_command -a kernel -d "copy the kernel's log into the log"
 complete -c kmsg -n __kmsg_no_command -a help -d "a command's options, as --help"
 complete -c kmsg -n __kmsg_no_command -a options -d "a command's options, one per line"
 complete -c kmsg -n __kmsg_no_command -l help -d "list the commands"
 complete -c kmsg -n __kmsg_no_command -l version -d "print the version"
-complete -c kmsg -n '__kmsg_is help options' -a 'emit read follow clear dump stat listen'
+complete -c kmsg -n '__kmsg_is help options' -a 'emit read follow clear dump stat listen kernel'
 
-complete -c kmsg -n '__kmsg_is emit read follow clear dump stat listen' -l help -d "show the options"
-complete -c kmsg -n '__kmsg_is emit read follow clear dump stat listen' -s F -l file -r -F -d "the log"
+complete -c kmsg -n '__kmsg_is emit read follow clear dump stat listen kernel' -l help -d "show the options"
+complete -c kmsg -n '__kmsg_is emit read follow clear dump stat listen kernel' -s F -l file -r -F -d "the log"
 
 # kmsg emit
 set -l c '__kmsg_is emit'
@@ -156,5 +157,11 @@ complete -c kmsg -n $c -s J -l json -d "one JSON object"
 # kmsg listen
 set -l c '__kmsg_is listen'
 complete -c kmsg -n $c -s u -l socket -r -F -d "the datagram socket to bind (default /dev/log)"
+complete -c kmsg -n $c -l log-size -x -d "size of the log if it must be made"
+complete -c kmsg -n $c -l max-text -x -d "longest text of the log if it must be made"
+
+# kmsg kernel
+set -l c '__kmsg_is kernel'
+complete -c kmsg -n $c -s w -l follow -d "keep copying as the kernel logs"
 complete -c kmsg -n $c -l log-size -x -d "size of the log if it must be made"
 complete -c kmsg -n $c -l max-text -x -d "longest text of the log if it must be made"
