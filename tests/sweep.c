@@ -674,6 +674,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		char tmpl[64], copy[64], why[256];
 		uint64_t k, path_steps = 0, path_failed = 0, base, total, nat, ai;
+		int shorter;
 
 		if (strcmp(paths, "all") && strcmp(paths, all[i]))
 			continue;
@@ -692,17 +693,25 @@ int main(int argc, char **argv)
 		nstores += nat;
 		/* just after each store, then every stride-th step from the
 		 * offset until the append has returned */
-		for (ai = 1, k = (uint64_t)offset;; ) {
+		for (ai = 1, k = (uint64_t)offset, shorter = 0;; ) {
 			int failed = 0, store = ai <= nat;
 
 			why[0] = '\0';
 			if (step(tmpl, copy, k, store ? ai : 0, stop_mode, cold, base,
 				 (int)nothers, bound_ms, &f, &failed, why, sizeof(why))) {
+				/* An append may take a path of fewer stores than
+				 * the traced one where time decides (a stall
+				 * waited out, the wall-clock mark raised once a
+				 * second): the same visit again, and only an
+				 * append that ends early every time is wrong. */
+				if (store && ++shorter < 3)
+					continue;
 				if (store)
 					die("%s: the append ended before its store %" PRIu64
-					    " of %" PRIu64, all[i], ai, nat);
+					    " of %" PRIu64 " in 3 runs", all[i], ai, nat);
 				break;
 			}
+			shorter = 0;
 			path_steps++;
 			if (failed) {
 				char kept[96];
