@@ -210,6 +210,7 @@ static void follower(int k)
 	struct kmsg_reader *r;
 	struct kmsg_record rec;
 	uint64_t prev = 0;
+	unsigned said_damage = 0;
 
 	if (kmsg_log_open(&log, log_path, 0) || kmsg_reader_new(&r, log, 0))
 		_exit(1);
@@ -228,6 +229,22 @@ static void follower(int k)
 				atomic_fetch_add(&st->bad, 1);
 			atomic_fetch_add(&st->lost, rec.lost);
 			atomic_fetch_add(&st->damaged, rec.damaged);
+			if (rec.damaged && said_damage++ < 4) {
+				/* what the reader met, for the one who reads the
+				 * failure: where, and what the log held then */
+				struct kmsg_stat ls;
+				int sr = kmsg_log_stat(&ls, log);
+				fprintf(stderr,
+					"follower %d: told of %lu damaged before seq %lu%s "
+					"(the last seen %lu; lost %lu with it); the log then: "
+					"oldest %lu, next %lu, %lu damaged by writers ever\n",
+					k, (unsigned long)rec.damaged, (unsigned long)rec.seq,
+					rec.flags & KMSG_GAP ? " (at the end: no record)" : "",
+					(unsigned long)prev, (unsigned long)rec.lost,
+					sr ? 0UL : (unsigned long)ls.first_seq,
+					sr ? 0UL : (unsigned long)ls.next_seq,
+					sr ? 0UL : (unsigned long)ls.damaged);
+			}
 			if (rec.flags & KMSG_GAP) {  /* no record: numbers up to seq - 1 */
 				prev = rec.seq - 1;
 				atomic_store(&st->last, prev);
