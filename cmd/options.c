@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "output.h"
+#include "cursor.h"
 #include "grep.h"
 #include "matches.h"
 #include "colors.h"
@@ -213,8 +214,10 @@ static void set_output(struct out_given *a, const char *arg)
 		a->output = KMSG_OUT_JSON_SEQ;
 	} else if (!strcmp(arg, "kmsg")) {
 		a->output = KMSG_OUT_KMSG;
+	} else if (!strcmp(arg, "export")) {
+		a->output = KMSG_OUT_EXPORT;
 	} else {
-		bad(a, "--output %s: not one of short, raw, json, json-pretty, json-seq, kmsg, "
+		bad(a, "--output %s: not one of short, raw, json, json-pretty, json-seq, kmsg, export, "
 		    "short-iso, short-iso-precise, short-precise, short-monotonic, "
 		    "short-unix, cat", arg);
 	}
@@ -385,7 +388,8 @@ const struct poptOption output_options[] = {
 	  "JSON, as dmesg -J", NULL },
 	{ "output", 'o', POPT_ARG_STRING, NULL, OPT_OUTPUT,
 	  "short, raw, json (an object a line, every member and field), "
-	  "json-pretty, json-seq (RFC 7464), kmsg (the /dev/kmsg format); "
+	  "json-pretty, json-seq (RFC 7464), kmsg (the /dev/kmsg format), "
+	  "export (the journal's, for systemd-journal-remote); "
 	  "journalctl's short-iso, short-iso-precise, short-precise, "
 	  "short-monotonic, short-unix, cat",
 	  "FORMAT" },
@@ -672,10 +676,15 @@ int out_setup(struct output *o, const char *cmd, int follow, const char *const *
 			return rc;
 		o->pager = a->human && !a->nopager && !follow;
 	}
-	if (json_records && (a->show_caller || a->show_pid))
+	if ((json_records || a->output == KMSG_OUT_EXPORT) &&
+	    (a->show_caller || a->show_pid))
 		return cli_usage_error(cmd, a->show_caller ? "--show-caller" : "--show-pid",
-				       "not with -o json, json-pretty or json-seq, whose "
-				       "records always have pid and caller");
+				       "not with -o json, json-pretty, json-seq or export, "
+				       "whose records always have pid and caller");
+	if (a->output == KMSG_OUT_EXPORT && cur_line_shown())
+		return cli_usage_error(cmd, "--show-cursor", "not with -o export: its line "
+				       "would break the stream journal-remote reads; keep "
+				       "the cursor with --cursor-file");
 	if (a->output == KMSG_OUT_KMSG && a->show_pid)
 		return cli_usage_error(cmd, "--show-pid", "not with -o kmsg: the "
 				       "/dev/kmsg format has no place for a pid");

@@ -1053,6 +1053,21 @@ static int render_json_record(struct kmsg_fmt *f, const struct kmsg_record *rec)
 	return (int)(w.p - f->buf);
 }
 
+/* One entry of the Journal Export Format (export.c). */
+static int render_export(struct kmsg_fmt *f, const struct kmsg_record *rec)
+{
+	size_t room;
+	int rc = kmsg__export_room(&room, rec);
+	char *p;
+
+	if (rc < 0)
+		return rc;
+	p = ensure(f, f->buf, room);
+	if (p == NULL)
+		return -ENOMEM;
+	return (int)(kmsg__put_export(p, rec) - f->buf);
+}
+
 /* 1 if s (len bytes) is one of member_names, its index in *i. */
 static int member_index(unsigned *i, const char *s, size_t len)
 {
@@ -1199,7 +1214,7 @@ int kmsg_fmt_new(struct kmsg_fmt **out, const struct kmsg_fmt_opts *opts)
 	if (opts == NULL)
 		opts = &dflt;
 	if (opts->version < 1 || opts->version > KMSG_FMT_OPTS_VERSION ||
-	    (unsigned)opts->output > KMSG_OUT_JSON_SEQ ||
+	    (unsigned)opts->output > KMSG_OUT_EXPORT ||
 	    (unsigned)opts->time > KMSG_TIME_SHORT_UNIX || (opts->flags & ~FMT_FLAGS) ||
 	    (opts->version >= 3 && opts->caller_width > 16) ||
 	    (opts->version >= 4 && !times_valid(opts)))
@@ -1270,6 +1285,9 @@ int kmsg_fmt_record_sized(const char **out, struct kmsg_fmt *f,
 	case KMSG_OUT_JSON_PRETTY:
 	case KMSG_OUT_JSON_SEQ:
 		n = render_json_record(f, rec);
+		break;
+	case KMSG_OUT_EXPORT:
+		n = render_export(f, rec);
 		break;
 	default:
 		n = render_short(f, rec);

@@ -98,4 +98,15 @@ char *kmsg__put_month_day_hm(char *p, const struct tm *tm);
 char *kmsg__put_syslog_time(char *p, const struct tm *tm, long usec);
 char *kmsg__put_iso_short(char *p, const struct tm *tm, long usec);
 
+/* ---- export.c ---- */
+
+/*
+ * The room kmsg__put_export() needs for rec, in *room: 0, or
+ * KMSG_ECORRUPT (malformed fields) or KMSG_EINVAL (too big to count).
+ */
+int kmsg__export_room(size_t *room, const struct kmsg_record *rec);
+
+/* rec as one entry of the Journal Export Format, its empty line included. */
+char *kmsg__put_export(char *p, const struct kmsg_record *rec);
+
 #endif /* KMSG_TEXT_H */

@@ -695,6 +695,8 @@ enum kmsg_output {
 	KMSG_OUT_JSON_LINE,   /* one JSON object per record, on one line */
 	KMSG_OUT_JSON_PRETTY, /* the same object, one member a line */
 	KMSG_OUT_JSON_SEQ,    /* RFC 7464: 0x1E, the one-line object, LF */
+	KMSG_OUT_EXPORT,      /* the Journal Export Format (journalctl -o
+	                         export), an entry a record: see kmsg(1) */
 };
 
 /*
