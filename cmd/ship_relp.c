@@ -24,6 +24,10 @@
  * window of them unanswered; "close" and its rsp at the end.  TXNRs run
  * from 1 to 999999999 on one connection; the last is kept for the close,
  * after which a new session starts at 1 (kmsg_relp_next_txnr()).
+ *
+ * With --tls the session runs over TLS (ship_tls.c: the certificate
+ * checked as for tls://), as rsyslog's imrelp with tls="on" takes it; the
+ * handshake comes between the connect and the "open".
  */
 #define _GNU_SOURCE
 #include "ship_stream.h"
@@ -35,6 +39,15 @@
 #include <kmsg/kmsg.h>
 #include <kmsg/version.h>
 
+/* ship_tls.c's, absent from a kmsg built without GnuTLS */
+#pragma weak ship_tls_new
+#pragma weak ship_tls_free
+#pragma weak ship_tls_handshake
+#pragma weak ship_tls_events
+#pragma weak ship_tls_pending
+#pragma weak ship_tls_write
+#pragma weak ship_tls_read
+
 /* The largest frame the collector's answers may be: a rsp is "200 OK",
  * and an open's rsp its offers, well below this. */
 #define RSP_MAX 65536
@@ -44,6 +57,7 @@ enum state { CONNECTING, OPENING, READY, CLOSING, DONE };
 
 struct ship_conn {
 	struct ship_stream s;
+	struct ship_tls *x;      /* --tls: the session, else NULL */
 	enum state state;
 	uint32_t txnr;           /* the next command's */
 	uint32_t open_txnr, close_txnr;
@@ -57,6 +71,8 @@ static void relp_free(struct ship_conn *c)
 {
 	if (c == NULL)
 		return;
+	if (c->x)
+		ship_tls_free(c->x);
 	ship_stream_free(&c->s);
 	free(c);
 }
@@ -66,17 +82,21 @@ static int relp_open(struct ship_conn **out, const struct ship_target *t, struct
 	struct ship_conn *c = calloc(1, sizeof(*c));
 
 	if (c == NULL) {
-		ship_err_set(e, 0, "relp://%s:%s: out of memory", t->host, t->port);
+		ship_err_set(e, 0, "out of memory");
 		return -1;
 	}
-	if (t->tls) {
-		ship_err_set(e, 1, "relp://%s:%s: RELP over TLS is not built into this kmsg; "
-			     "use tls:// or plain relp://", t->host, t->port);
+	if (t->tls && !ship_tls_new) {
+		ship_err_set(e, 1, "this kmsg was built without GnuTLS: no RELP over TLS "
+			     "(--tls)");
 		free(c);
 		return -1;
 	}
 	if (ship_stream_open(&c->s, t, e) < 0) {
 		free(c);
+		return -1;
+	}
+	if (t->tls && ship_tls_new(&c->x, &c->s, t, e) < 0) {
+		relp_free(c);
 		return -1;
 	}
 	c->state = CONNECTING;
@@ -93,7 +113,9 @@ static int relp_fd(const struct ship_conn *c)
 static short relp_events(const struct ship_conn *c)
 {
 	if (c->state == CONNECTING)
-		return POLLOUT;
+		return c->s.connecting || !c->x ? POLLOUT : ship_tls_events(c->x);
+	if (c->x && ship_tls_pending(c->x))
+		return ship_tls_events(c->x);
 	return (short)(POLLIN | (c->s.off < c->s.len ? POLLOUT : 0));
 }
 
@@ -116,12 +138,12 @@ static uint32_t send_command(struct ship_conn *c, const char *command, const voi
 	char *p;
 
 	if (n < 0) {
-		ship_err_set(e, 0, "%s: %s", c->s.name, kmsg_strerror(n));
+		ship_err_set(e, 0, "%s", kmsg_strerror(n));
 		return 0;
 	}
 	p = ship_stream_reserve(&c->s, (size_t)n);
 	if (p == NULL) {
-		ship_err_set(e, 0, "%s: out of memory", c->s.name);
+		ship_err_set(e, 0, "out of memory");
 		return 0;
 	}
 	if (!strcmp(command, "open"))
@@ -139,7 +161,7 @@ static int relp_queue(struct ship_conn *c, const void *msg, size_t len, uint64_t
 	uint32_t txnr;
 
 	if (!relp_room(c, len)) {
-		ship_err_set(e, 0, "%s: queued past the window", c->s.name);
+		ship_err_set(e, 0, "queued past the window");
 		return -1;
 	}
 	txnr = send_command(c, "syslog", msg, len, e);
@@ -157,19 +179,18 @@ static int opened(struct ship_conn *c, const struct kmsg_relp_frame *f, struct s
 	int code = kmsg_relp_rsp(&text, &tl, &offers, &ol, f->data, f->data_len);
 
 	if (code != 200) {
-		ship_err_set(e, 0, "%s: the collector refused the session: %d %.*s",
-			     c->s.name, code, code < 0 ? 0 : (int)(tl > 80 ? 80 : tl), text);
+		ship_err_set(e, 0, "the collector refused the session: %d %.*s", code,
+			     code < 0 ? 0 : (int)(tl > 80 ? 80 : tl), text);
 		return -1;
 	}
 	if (!kmsg_relp_offer(offers, ol, "relp_version", NULL)) {
-		ship_err_set(e, 0, "%s: the collector's answer to open has no relp_version",
-			     c->s.name);
+		ship_err_set(e, 0, "the collector's answer to open has no relp_version");
 		return -1;
 	}
 	if (!kmsg_relp_offer(offers, ol, "commands", "syslog")) {
-		ship_err_set(e, 1, "%s: the collector does not take syslog messages over "
+		ship_err_set(e, 1, "the collector does not take syslog messages over "
 			     "RELP (it offers no commands=syslog); configure its input for "
-			     "syslog (rsyslog: imrelp)", c->s.name);
+			     "syslog (rsyslog: imrelp)");
 		return -1;
 	}
 	c->state = READY;
@@ -188,14 +209,14 @@ static int answer(struct ship_conn *c, const struct kmsg_relp_frame *f, uint64_t
 
 	if (f->txnr == 0) {
 		if (!strcmp(f->command, "serverclose")) {
-			ship_err_set(e, 0, "%s: the collector closed the session", c->s.name);
+			ship_err_set(e, 0, "the collector closed the session");
 			return -1;
 		}
 		return 0;  /* a hint we do not know: hints need no answer */
 	}
 	if (strcmp(f->command, "rsp")) {
-		ship_err_set(e, 0, "%s: the collector sent a '%s' command, which a client "
-			     "never gets", c->s.name, f->command);
+		ship_err_set(e, 0, "the collector sent a '%s' command, which a client "
+			     "never gets", f->command);
 		return -1;
 	}
 	if (c->state == OPENING) {
@@ -215,8 +236,8 @@ static int answer(struct ship_conn *c, const struct kmsg_relp_frame *f, uint64_t
 		goto wrong;
 	code = kmsg_relp_rsp(&text, &tl, NULL, NULL, f->data, f->data_len);
 	if (code != 200) {
-		ship_err_set(e, 0, "%s: the collector refused record %llu: %d %.*s",
-			     c->s.name, (unsigned long long)m->seq, code,
+		ship_err_set(e, 0, "the collector refused record %llu: %d %.*s",
+			     (unsigned long long)m->seq, code,
 			     code < 0 ? 0 : (int)(tl > 80 ? 80 : tl), text);
 		return -1;
 	}
@@ -224,8 +245,8 @@ static int answer(struct ship_conn *c, const struct kmsg_relp_frame *f, uint64_t
 	return 0;
 wrong:
 	m = ship_stream_oldest(&c->s);
-	ship_err_set(e, 0, "%s: the collector answered transaction %u, where %llu was due",
-		     c->s.name, f->txnr,
+	ship_err_set(e, 0, "the collector answered transaction %u, where %llu was due",
+		     f->txnr,
 		     (unsigned long long)(c->state == OPENING ? c->open_txnr :
 					  m ? m->mark : c->close_txnr));
 	return -1;
@@ -234,7 +255,8 @@ wrong:
 /* Reads the collector's frames: 0, 1 (done), or -1 with *e filled. */
 static int read_answers(struct ship_conn *c, uint64_t *delivered, struct ship_err *e)
 {
-	int eof = ship_stream_read(&c->s, c->in, sizeof(c->in), &c->have, e);
+	int eof = c->x ? ship_tls_read(c->x, c->in, sizeof(c->in), &c->have, e) :
+		  ship_stream_read(&c->s, c->in, sizeof(c->in), &c->have, e);
 	size_t at = 0;
 	int rc = 0;
 
@@ -248,8 +270,8 @@ static int read_answers(struct ship_conn *c, uint64_t *delivered, struct ship_er
 		if (got == 0)
 			break;
 		if (got < 0) {
-			ship_err_set(e, 0, "%s: the collector sent %s", c->s.name,
-				     got == KMSG_ETOOLONG ? "an answer longer than 64 KiB" :
+			ship_err_set(e, 0, "the collector sent %s", got == KMSG_ETOOLONG ?
+				     "an answer longer than 64 KiB" :
 				     "bytes that are no RELP frame");
 			return -1;
 		}
@@ -259,7 +281,7 @@ static int read_answers(struct ship_conn *c, uint64_t *delivered, struct ship_er
 	memmove(c->in, c->in + at, c->have - at);
 	c->have -= at;
 	if (rc == 0 && eof) {
-		ship_err_set(e, 0, "%s: the collector closed the connection", c->s.name);
+		ship_err_set(e, 0, "the collector closed the connection");
 		return -1;
 	}
 	return rc;
@@ -274,6 +296,8 @@ static int relp_pump(struct ship_conn *c, short revents, uint64_t *delivered,
 		return 1;
 	if (c->state == CONNECTING) {
 		rc = ship_stream_connected(&c->s, revents, e);
+		if (rc > 0 && c->x)
+			rc = ship_tls_handshake(c->x, e);
 		if (rc <= 0)
 			return rc;
 		if (c->want_close) {
@@ -289,8 +313,8 @@ static int relp_pump(struct ship_conn *c, short revents, uint64_t *delivered,
 		rc = read_answers(c, delivered, e);
 		if (rc != 0) {
 			if (rc == 1 && c->renew) {
-				ship_err_set(e, 0, "%s: the session's transaction numbers are "
-					     "spent; a new session begins", c->s.name);
+				ship_err_set(e, 0, "the session's transaction numbers are "
+					     "spent; a new session begins");
 				return -1;
 			}
 			return rc;
@@ -308,7 +332,7 @@ static int relp_pump(struct ship_conn *c, short revents, uint64_t *delivered,
 		c->state = DONE;
 		return 1;
 	}
-	return ship_stream_write(&c->s, e);
+	return c->x ? ship_tls_write(c->x, e) : ship_stream_write(&c->s, e);
 }
 
 static void relp_close(struct ship_conn *c)

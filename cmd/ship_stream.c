@@ -36,18 +36,16 @@ int ship_stream_open(struct ship_stream *s, const struct ship_target *t, struct 
 
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
-	snprintf(s->name, sizeof(s->name), "%s://%s:%s", t->scheme, t->host, t->port);
 	s->window_msgs = t->window_msgs ? t->window_msgs : 128;
 	s->window_bytes = t->window_bytes ? t->window_bytes : (size_t)1 << 20;
 	s->q = calloc(s->window_msgs, sizeof(*s->q));
 	if (s->q == NULL) {
-		ship_err_set(e, 0, "%s: out of memory", s->name);
+		ship_err_set(e, 0, "out of memory");
 		return -1;
 	}
 	rc = getaddrinfo(t->host, t->port, &hints, &ai);
 	if (rc != 0) {
-		ship_err_set(e, 0, "%s: %s", s->name,
-			     rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+		ship_err_set(e, 0, "%s", rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 		goto fail;
 	}
 	for (struct addrinfo *a = ai; a; a = a->ai_next) {
@@ -68,7 +66,7 @@ int ship_stream_open(struct ship_stream *s, const struct ship_target *t, struct 
 	}
 	freeaddrinfo(ai);
 	if (s->fd < 0) {
-		ship_err_set(e, 0, "%s: %s", s->name, strerror(err ? err : EADDRNOTAVAIL));
+		ship_err_set(e, 0, "%s", strerror(err ? err : EADDRNOTAVAIL));
 		goto fail;
 	}
 	setsockopt(s->fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
@@ -105,7 +103,7 @@ int ship_stream_connected(struct ship_stream *s, short revents, struct ship_err 
 	if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
 		err = errno;
 	if (err) {
-		ship_err_set(e, 0, "%s: %s", s->name, strerror(err));
+		ship_err_set(e, 0, "%s", strerror(err));
 		return -1;
 	}
 	s->connecting = 0;
@@ -181,7 +179,7 @@ int ship_stream_write(struct ship_stream *s, struct ship_err *e)
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return 0;
-			ship_err_set(e, 0, "%s: %s", s->name, strerror(errno));
+			ship_err_set(e, 0, "%s", strerror(errno));
 			return -1;
 		}
 		s->off += (size_t)n;
@@ -195,7 +193,7 @@ int ship_stream_acked(const struct ship_stream *s, uint64_t *acked, struct ship_
 	int outq;
 
 	if (ioctl(s->fd, SIOCOUTQ, &outq) < 0) {
-		ship_err_set(e, 1, "%s: SIOCOUTQ: %s", s->name, strerror(errno));
+		ship_err_set(e, 1, "SIOCOUTQ: %s", strerror(errno));
 		return -1;
 	}
 	*acked = s->written - (uint64_t)outq;
@@ -213,7 +211,7 @@ int ship_stream_read(struct ship_stream *s, char *buf, size_t size, size_t *have
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return 0;
-			ship_err_set(e, 0, "%s: %s", s->name, strerror(errno));
+			ship_err_set(e, 0, "%s", strerror(errno));
 			return -1;
 		}
 		*have += (size_t)n;

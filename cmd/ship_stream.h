@@ -33,9 +33,9 @@ struct ship_stream {
 	size_t window_msgs, window_bytes;
 	size_t bytes;            /* their bytes */
 	uint64_t written;        /* bytes written to the socket since connect */
-	char name[300];          /* "relp://host:port", for messages */
 };
 
+/* Fills *e; the shipper puts the collector's URL before the message. */
 void ship_err_set(struct ship_err *e, int permanent, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -81,5 +81,28 @@ int ship_stream_acked(const struct ship_stream *s, uint64_t *acked, struct ship_
  * with *e filled. */
 int ship_stream_read(struct ship_stream *s, char *buf, size_t size, size_t *have,
 		     struct ship_err *e);
+
+/*
+ * A TLS session over a stream (ship_tls.c, with GnuTLS; absent from a
+ * kmsg built without it, when ship_tls_new is NULL): tls:// and relp://
+ * --tls.  The certificate is checked as t says (--tls-ca, --tls-name);
+ * one refused is a permanent error that says what to give instead.
+ */
+struct ship_tls;
+int ship_tls_new(struct ship_tls **x, struct ship_stream *s, const struct ship_target *t,
+		 struct ship_err *e);
+void ship_tls_free(struct ship_tls *x);
+/* Once connected: 1 when the handshake is done, 0 while it goes on
+ * (ship_tls_events() says what to wait for), -1 with *e filled. */
+int ship_tls_handshake(struct ship_tls *x, struct ship_err *e);
+short ship_tls_events(const struct ship_tls *x);
+/* 1 while a record is half written (poll for ship_tls_events()). */
+int ship_tls_pending(const struct ship_tls *x);
+/* ship_stream_write() and ship_stream_read() through TLS. */
+int ship_tls_write(struct ship_tls *x, struct ship_err *e);
+int ship_tls_read(struct ship_tls *x, char *buf, size_t size, size_t *have,
+		  struct ship_err *e);
+/* The closing alert: 1 once sent, 0 while it waits, -1. */
+int ship_tls_bye(struct ship_tls *x, struct ship_err *e);
 
 #endif
