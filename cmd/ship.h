@@ -28,6 +28,7 @@ struct ship_target {
 	/* TLS (tls://, and relp:// with --tls): files named by the options */
 	const char *ca_file, *cert_file, *key_file;
 	const char *server_name; /* the name the certificate must hold (default host) */
+	int tls;                /* tls://, or relp:// with --tls */
 	/* The window: room() says no once this many messages, or this many
 	 * bytes of them (framing not counted), are queued and not yet
 	 * delivered.  Never 0 (the shipper's --window and its byte bound). */
