@@ -64,8 +64,11 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-dump.service.in
                ${CMAKE_BINARY_DIR}/systemd/kmsg-dump.service @ONLY)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-listen.service.in
                ${CMAKE_BINARY_DIR}/systemd/kmsg-listen.service @ONLY)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-kernel.service.in
+               ${CMAKE_BINARY_DIR}/systemd/kmsg-kernel.service @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/systemd/kmsg-dump.service
               ${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-dump.timer
               ${CMAKE_BINARY_DIR}/systemd/kmsg-listen.service
               ${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-listen.socket
+              ${CMAKE_BINARY_DIR}/systemd/kmsg-kernel.service
         DESTINATION ${KMSG_SYSTEMD_UNIT_DIR})

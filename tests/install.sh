@@ -198,6 +198,18 @@ if grep -q '^ExecStart=/[^ ]*/kmsg listen$' "$U/kmsg-listen.service"; then ok; e
 	fail "kmsg-listen.service's ExecStart: $(grep ExecStart "$U/kmsg-listen.service")"; fi
 if grep -q '^ListenDatagram=/dev/log' "$U/kmsg-listen.socket"; then
 	fail "kmsg-listen.socket takes /dev/log by default"; else ok; fi
+# the kernel's copier: installed, verified (with the kmsg just installed
+# in its command), and started early, as kmsg kernel --follow
+if [ -f "$U/kmsg-kernel.service" ]; then ok; else fail "no kmsg-kernel.service in $U"; fi
+if grep -q '^ExecStart=/[^ ]*/kmsg kernel --follow$' "$U/kmsg-kernel.service" &&
+	grep -q '^WantedBy=sysinit.target$' "$U/kmsg-kernel.service"; then ok; else
+	fail "kmsg-kernel.service: $(grep -E 'ExecStart|WantedBy' "$U/kmsg-kernel.service")"; fi
+sed "s#^ExecStart=/[^ ]*/kmsg #ExecStart=$T/usr/bin/kmsg #" "$U/kmsg-kernel.service" \
+	>"$T/units/kmsg-kernel.service"
+if command -v systemd-analyze >/dev/null; then
+	if systemd-analyze verify --man=no "$T/units/kmsg-kernel.service" >"$T/verify.log" 2>&1
+	then ok; else fail "systemd-analyze verify: $(cat "$T/verify.log")"; fi
+fi
 exec_start=$(sed -n 's/^ExecStart=\/bin\/sh -c //p' "$U/kmsg-dump.service" |
 	sed "s/^'//; s/'\$//; s/%%/%/g; s#[^ ]*/kmsg dump#$T/usr/bin/kmsg dump#")
 "$T/usr/bin/kmsg" emit -F "$T/logs/unit.kmsg" "kept by the timer"
