@@ -1,6 +1,6 @@
 /*
- * cmd_listen.c - "kmsg listen": a syslog datagram socket (/dev/log) whose
- * messages are appended to the log.
+ * cmd_listen.c - "kmsg listen": a syslog socket (/dev/log), datagram or
+ * stream, whose messages are appended to the log.
  *
  * The listener is the one writer of its log that the kernel vouches for:
  * the sender's pid, uid and gid come with each datagram (SO_PASSCRED), and
@@ -19,6 +19,21 @@
  * whatever the senders do.  Nothing is dropped: what is not syslog is
  * stored as its bytes, a message longer than the log's longest text is
  * stored cut, with a field that says how long it was.
+ *
+ * A stream socket (--stream, or one systemd passes) is served by the same
+ * loop: each connection is non-blocking, read once a wake so that none
+ * starves the others, into a buffer of its own of one longest frame, so
+ * that memory is bounded by the number of connections (CONN_MAX), however
+ * the clients behave.  Its framing (RFC 6587) is told by its first byte,
+ * as rsyslog tells it: a digit begins octet counting ("LEN SP MSG"),
+ * anything else messages that end at a LF or a NUL.  A frame that does
+ * not fit is never held whole: a line longer than FRAME_MAX is stored cut
+ * and the rest of it is skipped up to its end; an octet count past
+ * FRAME_MAX, or no count where one is due, is bad framing, and the
+ * connection is read as lines from there, as rsyslog does.  The kernel
+ * attaches its sender's credentials to each write on a stream too
+ * (SO_PASSCRED), and no read joins two writers' bytes: a frame is the
+ * process's whose write began it.
  */
 #define _GNU_SOURCE
 #include "cmd.h"
@@ -54,13 +69,27 @@
 /* The most fields one record gets (credentials, header, SD params). */
 #define MAX_FIELDS 128
 #define DEFAULT_SOCKET "/dev/log"
+/* The longest frame a stream connection holds whole: a datagram's. */
+#define FRAME_MAX (64u * 1024)
+/* A connection's buffer: a frame, and its octet count before it. */
+#define CONN_BUF (FRAME_MAX + 16)
+/* Connections served at once; when all are taken, the one silent
+ * longest gives its place to a new one if it has been silent this long
+ * (ms); else the new one is refused. */
+#define CONN_MAX 64
+#define CONN_IDLE_MS 1000
+/* The epoll data of the socket and the signalfd; a connection's is its
+ * slot + CONN_BASE. */
+enum { EV_SOCK, EV_SIGNAL, CONN_BASE };
 
-enum { OPT_SOCKET = 1, OPT_FILE, OPT_LOG_SIZE, OPT_MAX_TEXT };
+enum { OPT_SOCKET = 1, OPT_STREAM, OPT_FILE, OPT_LOG_SIZE, OPT_MAX_TEXT };
 
 const struct poptOption listen_options[] = {
 	{ "socket", 'u', POPT_ARG_STRING, NULL, OPT_SOCKET,
 	  "the datagram socket to bind (default /dev/log, when no one listens there)",
 	  "PATH" },
+	{ "stream", '\0', POPT_ARG_NONE, NULL, OPT_STREAM,
+	  "bind a stream socket (SOCK_STREAM) rather than a datagram one", NULL },
 	CLI_NEW_LOG_OPTIONS(OPT_FILE, OPT_LOG_SIZE, OPT_MAX_TEXT),
 	CLI_HELP_H
 	POPT_AUTOHELP
@@ -69,11 +98,32 @@ const struct poptOption listen_options[] = {
 
 struct listen_opts {
 	char *socket, *file, *log_size, *max_text;
+	int stream;
 };
 
 /* What the listener did, for its log lines on stderr. */
 struct counts {
 	uint64_t received, stored, truncated, unparsed, failed;
+	/* a stream's: connections accepted, closed for a newcomer, times
+	 * newcomers had to wait (all taken); frames that broke their
+	 * framing, lines stored cut */
+	uint64_t connections, evicted, refused, badframes, longlines;
+};
+
+enum { FRAMING_NEW, FRAMING_OCTET, FRAMING_LINE };
+
+/* One connection to a stream socket. */
+struct conn {
+	int fd;                 /* -1: the slot is free */
+	int framing;            /* FRAMING_*: told by the first byte */
+	char *buf;              /* CONN_BUF bytes: a frame begun, from buf[0] */
+	size_t len;
+	uint64_t cut;           /* a line longer than FRAME_MAX, whose first
+	                           FRAME_MAX bytes buf holds: its length so
+	                           far, the rest being skipped; else 0 */
+	struct ucred cred;      /* of the write in which buf's frame began */
+	struct ucred peer;      /* SO_PEERCRED: who connected */
+	uint64_t active_ms;     /* when bytes last came */
 };
 
 struct listener {
@@ -84,6 +134,12 @@ struct listener {
 	char *buf;              /* DGRAM_MAX bytes */
 	char *sdbuf;            /* DGRAM_MAX bytes: SD values unescaped */
 	char *keys;             /* MAX_FIELDS keys of KMSG_MAX_KEY bytes */
+	int stream;             /* the socket is SOCK_STREAM */
+	int ep;                 /* the epoll the connections join */
+	char *spill;            /* CONN_BUF bytes: what a cut line reads */
+	struct conn conns[CONN_MAX];
+	size_t nconns;
+	uint64_t paused_ms;     /* when accepting stopped (all taken), or 0 */
 };
 
 static void take(char **dst, char *arg)
@@ -100,6 +156,7 @@ static int parse_options(struct listen_opts *o, poptContext con)
 		char *arg = poptGetOptArg(con);
 		switch (rc) {
 		case OPT_SOCKET:   take(&o->socket, arg); break;
+		case OPT_STREAM:   o->stream = 1; free(arg); break;
 		case OPT_FILE:     take(&o->file, arg); break;
 		case OPT_LOG_SIZE: take(&o->log_size, arg); break;
 		case OPT_MAX_TEXT: take(&o->max_text, arg); break;
@@ -138,6 +195,18 @@ static void say_counts(const struct listener *l, const char *when)
 	say("%s: received %" PRIu64 ", stored %" PRIu64 ", truncated %" PRIu64
 	    ", unparsed %" PRIu64 ", failed %" PRIu64 "%s", when, l->n.received,
 	    l->n.stored, l->n.truncated, l->n.unparsed, l->n.failed, evicted);
+	if (l->stream)
+		say("%s: connections %" PRIu64 " (open %zu), closed for a newcomer %"
+		    PRIu64 ", waits %" PRIu64 ", bad framing %" PRIu64
+		    ", lines cut %" PRIu64, when, l->n.connections, l->nconns,
+		    l->n.evicted, l->n.refused, l->n.badframes, l->n.longlines);
+}
+
+/* Whether the nth time of a thing a flood repeats is said: the first
+ * ten, then every ten thousandth. */
+static int worth_saying(uint64_t n)
+{
+	return n <= 10 || n % 10000 == 0;
 }
 
 /* ---- the socket --------------------------------------------------------- */
@@ -145,9 +214,10 @@ static void say_counts(const struct listener *l, const char *when)
 /*
  * The socket systemd passed (sd_listen_fds(3)'s protocol: LISTEN_PID is
  * this process, LISTEN_FDS the count from fd 3): fd 3, or -1 when none
- * was passed, or -2 after saying why it cannot be used.
+ * was passed, or -2 after saying why it cannot be used.  *stream tells
+ * its type, as the kernel has it.
  */
-static int activated_socket(void)
+static int activated_socket(int *stream)
 {
 	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
 	int type = 0, domain = 0;
@@ -168,8 +238,15 @@ static int activated_socket(void)
 	}
 	if (getsockopt(3, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
 	    getsockopt(3, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 ||
-	    type != SOCK_DGRAM || domain != AF_UNIX) {
-		cli_error("LISTEN_FDS", "the socket passed is not a unix datagram socket");
+	    (type != SOCK_DGRAM && type != SOCK_STREAM) || domain != AF_UNIX) {
+		cli_error("LISTEN_FDS", "the socket passed is not a unix datagram or "
+			  "stream socket");
+		return -2;
+	}
+	*stream = type == SOCK_STREAM;
+	/* (systemd's is listening already: this only sets the backlog) */
+	if (*stream && listen(3, SOMAXCONN) < 0) {
+		cli_error("LISTEN_FDS", "listen: %s", strerror(errno));
 		return -2;
 	}
 	fcntl(3, F_SETFD, FD_CLOEXEC);
@@ -192,27 +269,36 @@ static int tune(int fd, const char *name)
 
 /*
  * Whether a socket at path is one nobody listens on (a listener that
- * died): 1 if so, 0 if someone does, -errno if it cannot be told.
+ * died): 1 if so, 0 if someone does, -errno if it cannot be told.  The
+ * socket may be of either type: a datagram connect to a stream socket
+ * fails with EPROTOTYPE, and the stream one is tried.
  */
 static int stale(const struct sockaddr_un *sa)
 {
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+	static const int types[] = { SOCK_DGRAM, SOCK_STREAM };
+	int r = -EPROTOTYPE;
 
-	if (fd < 0)
-		return -errno;
-	r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
-	r = r == 0 ? 0 : errno == ECONNREFUSED ? 1 : -errno;
-	close(fd);
+	for (size_t i = 0; i < 2 && r == -EPROTOTYPE; i++) {
+		int fd = socket(AF_UNIX, types[i] | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+		if (fd < 0)
+			return -errno;
+		r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+		/* EAGAIN: a stream listener's backlog is full; it lives */
+		r = r == 0 || errno == EAGAIN ? 0 : errno == ECONNREFUSED ? 1 : -errno;
+		close(fd);
+	}
 	return r;
 }
 
 /*
- * Binds a datagram socket at path, mode 0666 (anyone may log, as on
- * /dev/log), taking the place of a stale socket of ours or root's and of
- * nothing else.  Returns the socket, or -1 after saying why not; *ino
- * gets the inode bound, for the unlink at the end.
+ * Binds a datagram socket at path (a listening stream socket if stream),
+ * mode 0666 (anyone may log, as on /dev/log), taking the place of a stale
+ * socket of ours or root's and of nothing else.  Returns the socket, or
+ * -1 after saying why not; *bound gets the inode bound, for the unlink
+ * at the end.
  */
-static int bind_socket(const char *path, struct stat *bound)
+static int bind_socket(const char *path, int stream, struct stat *bound)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct stat st;
@@ -225,7 +311,8 @@ static int bind_socket(const char *path, struct stat *bound)
 		return -1;
 	}
 	memcpy(sa.sun_path, path, strlen(path));
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(AF_UNIX, (stream ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC |
+		    SOCK_NONBLOCK, 0);
 	if (fd < 0 || tune(fd, path) != 0) {
 		if (fd < 0)
 			cli_error(path, "socket: %s", strerror(errno));
@@ -278,6 +365,10 @@ static int bind_socket(const char *path, struct stat *bound)
 			goto fail;
 		}
 		say("replaced the stale socket '%s'", path);
+	}
+	if (stream && listen(fd, SOMAXCONN) < 0) {
+		cli_error(path, "listen: %s", strerror(errno));
+		goto fail;
 	}
 	if (lstat(path, bound) < 0)
 		memset(bound, 0, sizeof(*bound));
@@ -368,12 +459,13 @@ static size_t format_time(char *out, size_t size, const struct kmsg_syslog_msg *
 }
 
 /*
- * Stores one datagram of len bytes (whole is its length before the
- * receive cut it) from the sender cred names (NULL if the kernel sent
- * none).  Never drops it: what cannot be stored as parsed is stored as
- * its bytes.
+ * Stores one message, the len bytes at msg (whole is its length before
+ * the receive or the framing cut it), from the sender cred names (NULL if
+ * the kernel named none).  Never drops it: what cannot be stored as
+ * parsed is stored as its bytes.
  */
-static void store(struct listener *l, size_t len, size_t whole, const struct ucred *cred)
+static void store(struct listener *l, const char *msg, size_t len, uint64_t whole,
+		  const struct ucred *cred)
 {
 	struct kmsg_entry e = KMSG_ENTRY_INIT;
 	struct kmsg_syslog_msg m;
@@ -384,7 +476,8 @@ static void store(struct listener *l, size_t len, size_t whole, const struct ucr
 	int raw, r;
 
 	memset(&fs, 0, offsetof(struct fields, nums));
-	kmsg_syslog_parse(&m, l->buf, len, &po);
+	l->n.received++;
+	kmsg_syslog_parse(&m, msg, len, &po);
 	raw = (m.format == KMSG_SYSLOG_RAW && !(m.flags & KMSG_SYSLOG_HAS_PRI)) ||
 	      (m.flags & KMSG_SYSLOG_BAD_SD);
 	if (cred) {
@@ -455,7 +548,7 @@ static void store(struct listener *l, size_t len, size_t whole, const struct ucr
 		/* cut: by the receive or by the log's longest text */
 		l->n.truncated++;
 		fs.f[fs.n++] = (struct kmsg_field){ "SYSLOG_TRUNCATED", 16, fs.nums[4],
-			(size_t)snprintf(fs.nums[4], sizeof(fs.nums[4]), "%zu", whole) };
+			(size_t)snprintf(fs.nums[4], sizeof(fs.nums[4]), "%" PRIu64, whole) };
 	}
 	if (raw)
 		l->n.unparsed++;
@@ -477,7 +570,7 @@ static void store(struct listener *l, size_t len, size_t whole, const struct ucr
 		/* what the parse made does not go: the bytes as they came,
 		 * cut to the longest text, with the credentials */
 		e.nfields = cred ? 3 : 0;
-		e.text = l->buf;
+		e.text = msg;
 		e.text_len = len < l->max_text ? len : l->max_text;
 		r = kmsg_log_append(NULL, l->log, &e);
 	}
@@ -489,22 +582,43 @@ static void store(struct listener *l, size_t len, size_t whole, const struct ucr
 	l->n.stored++;
 }
 
+/* Room for the credentials of a message and nothing else: descriptors
+ * sent along do not fit, and the kernel closes them (MSG_CTRUNC). */
+union control {
+	struct cmsghdr align;
+	char buf[CMSG_SPACE(sizeof(struct ucred))];
+};
+
+/* The credentials a received message carries, or NULL; descriptors
+ * sent along are no message, and are closed. */
+static const struct ucred *credentials(struct msghdr *mh)
+{
+	const struct ucred *cred = NULL;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(struct ucred)))
+			cred = (const struct ucred *)(void *)CMSG_DATA(c);
+		else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			for (int *p = (int *)(void *)CMSG_DATA(c);
+			     (char *)(p + 1) <= (char *)c + c->cmsg_len; p++)
+				close(*p);
+	}
+	return cred;
+}
+
 /*
  * Reads every datagram waiting (a batch at most), each stored at once.
  * 0, or -1 after saying why the socket failed.
  */
 static int drain(struct listener *l, int fd, const char *name)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(struct ucred))];
-	} ctl;
+	union control ctl;
 
 	for (int i = 0; i < BATCH; i++) {
 		struct iovec iov = { l->buf, DGRAM_MAX };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 				     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
-		const struct ucred *cred = NULL;
 		ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
 		size_t got;
 
@@ -514,24 +628,257 @@ static int drain(struct listener *l, int fd, const char *name)
 			cli_error(name, "recvmsg: %s", strerror(errno));
 			return -1;
 		}
-		l->n.received++;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
-			    c->cmsg_len >= CMSG_LEN(sizeof(struct ucred)))
-				cred = (const struct ucred *)(void *)CMSG_DATA(c);
-			else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-				/* descriptors sent along are no message: closed */
-				for (int *p = (int *)(void *)CMSG_DATA(c);
-				     (char *)(p + 1) <= (char *)c + c->cmsg_len; p++)
-					close(*p);
-		}
 		got = (size_t)n < DGRAM_MAX ? (size_t)n : DGRAM_MAX;
 		/* a datagram cut short says nothing more; stored as far as it came */
-		store(l, got > DGRAM_MAX - 1 ? DGRAM_MAX - 1 : got,
+		store(l, l->buf, got > DGRAM_MAX - 1 ? DGRAM_MAX - 1 : got,
 		      (mh.msg_flags & MSG_TRUNC) || (size_t)n >= DGRAM_MAX ? (size_t)n : got,
-		      cred);
+		      credentials(&mh));
 	}
 	return 0;
+}
+
+/* ---- a stream's connections ---------------------------------------------- */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Where a line ends (a LF, or a NUL as glibc's syslog(3) ends a message
+ * on a stream) in the len bytes at p, or NULL. */
+static const char *line_end(const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] == '\n' || p[i] == '\0')
+			return p + i;
+	return NULL;
+}
+
+/* Says that connection c broke its framing (why), the first times. */
+static void bad_framing(struct listener *l, const struct conn *c, const char *why)
+{
+	if (worth_saying(++l->n.badframes))
+		say("connection of pid %ld (uid %ld): %s: bad framing; read as lines "
+		    "from there", (long)c->peer.pid, (long)c->peer.uid, why);
+}
+
+/*
+ * Stores every whole frame at the front of c's buffer, and keeps what
+ * follows, the beginning of a frame, at its front; a frame that began
+ * before this read is c->cred's, one that begins in it cred's.  A line
+ * that fills the buffer without ending is stored cut when it ends
+ * (c->cut).
+ */
+static void frames(struct listener *l, struct conn *c, const struct ucred *cred)
+{
+	size_t pos = 0;
+
+	while (pos < c->len) {
+		const char *p = c->buf + pos, *end;
+		size_t n = c->len - pos, off, mlen;
+		int r;
+
+		if (c->framing == FRAMING_NEW)
+			c->framing = p[0] >= '1' && p[0] <= '9' ? FRAMING_OCTET : FRAMING_LINE;
+		if (c->framing == FRAMING_OCTET) {
+			/* a LF or NUL some senders put between frames */
+			if (p[0] == '\n' || p[0] == '\0') {
+				pos++;
+				continue;
+			}
+			r = kmsg_syslog_frame(&off, &mlen, p, n, FRAME_MAX);
+			if (r == 0)
+				break;
+			if (r == 1) {
+				store(l, p + off, mlen, mlen, &c->cred);
+				pos += off + mlen;
+				c->cred = *cred;
+				continue;
+			}
+			/* a count no frame this long has, or none: rsyslog
+			 * reads on as lines, and so nothing is lost */
+			bad_framing(l, c, r == KMSG_ETOOLONG ?
+				    "an octet count past 64 KiB" : "no octet count");
+			c->framing = FRAMING_LINE;
+		}
+		end = line_end(p, n);
+		if (end != NULL) {
+			if (end > p)  /* no empty records of "\n\n" or "\n\0" */
+				store(l, p, (size_t)(end - p), (uint64_t)(end - p), &c->cred);
+			pos += (size_t)(end - p) + 1;
+			c->cred = *cred;
+			continue;
+		}
+		if (n >= FRAME_MAX) {
+			/* its first FRAME_MAX bytes stay, the rest is skipped */
+			if (worth_saying(++l->n.longlines))
+				say("connection of pid %ld (uid %ld): a line longer than %u "
+				    "bytes: stored cut when it ends, the rest skipped",
+				    (long)c->peer.pid, (long)c->peer.uid, FRAME_MAX);
+			memmove(c->buf, p, FRAME_MAX);
+			c->cut = n;
+			c->len = FRAME_MAX;
+			return;
+		}
+		break;
+	}
+	c->len -= pos;
+	memmove(c->buf, c->buf + pos, c->len);
+}
+
+/* Closes connection c, storing what it left begun: an unterminated line
+ * as a message (a sender's last may have no LF), a frame cut short by the
+ * close as far as it came, with the length it announced. */
+static void conn_close(struct listener *l, struct conn *c)
+{
+	size_t off, mlen;
+
+	if (c->cut)
+		store(l, c->buf, c->len, c->cut, &c->cred);
+	else if (c->len && c->framing == FRAMING_OCTET &&
+		 kmsg_syslog_frame(&off, &mlen, c->buf, c->len, FRAME_MAX) == 0 &&
+		 memchr(c->buf, ' ', c->len) != NULL) {
+		off = (size_t)((const char *)memchr(c->buf, ' ', c->len) - c->buf) + 1;
+		store(l, c->buf + off, c->len - off, strtoull(c->buf, NULL, 10), &c->cred);
+	} else if (c->len)
+		store(l, c->buf, c->len, c->len, &c->cred);
+	close(c->fd);
+	free(c->buf);
+	*c = (struct conn){ .fd = -1 };
+	l->nconns--;
+}
+
+/*
+ * Reads what connection c has (one read: the others get their turn) and
+ * stores the frames it completes; at its end, or an error, closes it.
+ * Returns 1 if bytes came, else 0.
+ */
+static int conn_read(struct listener *l, struct conn *c)
+{
+	union control ctl;
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	const struct ucred *cred;
+	const char *end;
+	ssize_t n;
+
+	/* a cut line's rest goes to the spill, where its end is looked for */
+	iov = c->cut ? (struct iovec){ l->spill, CONN_BUF }
+		     : (struct iovec){ c->buf + c->len, CONN_BUF - c->len };
+	n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {
+		conn_close(l, c);
+		return 0;
+	}
+	c->active_ms = now_ms();
+	cred = credentials(&mh);
+	if (cred == NULL)
+		cred = &c->peer;
+	if (c->len == 0 && !c->cut)
+		c->cred = *cred;
+	if (!c->cut) {
+		c->len += (size_t)n;
+		frames(l, c, cred);
+		return 1;
+	}
+	end = line_end(l->spill, (size_t)n);
+	if (end == NULL) {
+		c->cut += (uint64_t)n;
+		return 1;
+	}
+	c->cut += (uint64_t)(end - l->spill);
+	store(l, c->buf, c->len, c->cut, &c->cred);
+	c->cut = 0;
+	c->len = (size_t)n - (size_t)(end - l->spill) - 1;
+	memcpy(c->buf, end + 1, c->len);
+	c->cred = *cred;
+	frames(l, c, cred);
+	return 1;
+}
+
+/* Reads what connection c still has (as much as a few reads take), then
+ * closes it. */
+static void conn_finish(struct listener *l, struct conn *c)
+{
+	for (int i = 0; i < 16 && conn_read(l, c); i++)
+		;
+	if (c->fd >= 0)
+		conn_close(l, c);
+}
+
+/* Watches the stream socket for connections again, or no more (paused:
+ * they wait in its backlog, which is the kernel's, and its senders with
+ * them). */
+static void watch_socket(struct listener *l, int sock, int on)
+{
+	struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.u64 = EV_SOCK };
+
+	epoll_ctl(l->ep, EPOLL_CTL_MOD, sock, &ev);
+	l->paused_ms = on ? 0 : now_ms();
+}
+
+/*
+ * Accepts the connections waiting on the stream socket sock (a batch at
+ * most).  When all CONN_MAX slots are taken, the connection silent
+ * longest is closed for a newcomer if it has been silent CONN_IDLE_MS;
+ * else the newcomers wait in the socket's backlog, the socket unwatched,
+ * until the loop looks again (CONN_IDLE_MS / 10 later).
+ */
+static void conn_accept(struct listener *l, int sock)
+{
+	for (int i = 0; i < CONN_MAX; i++) {
+		struct ucred peer = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
+		socklen_t len = sizeof(peer);
+		struct epoll_event ev;
+		struct conn *c = NULL;
+		uint64_t now = now_ms();
+		int fd, one = 1;
+
+		for (size_t k = 0; k < CONN_MAX && (c == NULL || c->fd >= 0); k++)
+			if (c == NULL || l->conns[k].fd < 0 ||
+			    l->conns[k].active_ms < c->active_ms)
+				c = &l->conns[k];
+		if (c->fd >= 0 && now - c->active_ms < CONN_IDLE_MS) {
+			if (worth_saying(++l->n.refused))
+				say("%d connections open, none silent for %d ms: new ones "
+				    "wait", CONN_MAX, CONN_IDLE_MS);
+			watch_socket(l, sock, 0);
+			return;
+		}
+		fd = accept4(sock, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;  /* EAGAIN, or a client gone before its accept */
+		getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len);
+		if (c->fd >= 0) {
+			if (worth_saying(++l->n.evicted))
+				say("%d connections open: the one of pid %ld, silent for %"
+				    PRIu64 " ms, closed for pid %ld's", CONN_MAX,
+				    (long)c->peer.pid, now - c->active_ms, (long)peer.pid);
+			/* what it sent before is kept */
+			conn_finish(l, c);
+		}
+		*c = (struct conn){ .fd = fd, .peer = peer, .cred = peer, .active_ms = now,
+				    .buf = malloc(CONN_BUF) };
+		ev = (struct epoll_event){ .events = EPOLLIN | EPOLLRDHUP,
+					   .data.u64 = CONN_BASE + (uint64_t)(c - l->conns) };
+		setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
+		if (c->buf == NULL || epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			say("pid %ld's connection closed: %s", (long)peer.pid,
+			    strerror(c->buf ? errno : ENOMEM));
+			close(fd);
+			free(c->buf);
+			*c = (struct conn){ .fd = -1 };
+			continue;
+		}
+		l->nconns++;
+		l->n.connections++;
+	}
 }
 
 /* SIGHUP: the log's path opened anew (after a rotation); the old handle
@@ -585,6 +932,9 @@ int cmd_listen(int argc, const char **argv)
 	l.buf = malloc(2 * (size_t)DGRAM_MAX);  /* the datagram, then its text */
 	l.sdbuf = malloc(DGRAM_MAX);
 	l.keys = malloc(MAX_FIELDS * (KMSG_MAX_KEY + 1));
+	l.ep = -1;
+	for (size_t i = 0; i < CONN_MAX; i++)
+		l.conns[i].fd = -1;
 	if (!l.buf || !l.sdbuf || !l.keys) {
 		cli_error(NULL, "%s", strerror(ENOMEM));
 		goto out;
@@ -612,7 +962,7 @@ int cmd_listen(int argc, const char **argv)
 		goto out;
 	}
 
-	sock = o.socket ? -1 : activated_socket();
+	sock = o.socket ? -1 : activated_socket(&l.stream);
 	if (sock == -2)
 		goto out;
 	if (sock >= 0) {
@@ -621,33 +971,44 @@ int cmd_listen(int argc, const char **argv)
 			goto out;
 	} else {
 		sockname = o.socket ? o.socket : DEFAULT_SOCKET;
-		sock = bind_socket(sockname, &bound);
+		l.stream = o.stream;
+		sock = bind_socket(sockname, l.stream, &bound);
 		if (sock < 0)
 			goto out;
 		own = 1;
 	}
 
-	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (l.stream && (l.spill = malloc(CONN_BUF)) == NULL) {
+		cli_error(NULL, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	ep = l.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0) {
 		cli_error("epoll", "%s", strerror(errno));
 		goto out;
 	}
-	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = sock };
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.u64 = EV_SOCK };
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, sock, &ev) < 0) {
 		cli_error("epoll", "%s", strerror(errno));
 		goto out;
 	}
-	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = sfd };
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.u64 = EV_SIGNAL };
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev) < 0) {
 		cli_error("epoll", "%s", strerror(errno));
 		goto out;
 	}
-	say("listening on '%s', appending to '%s' (pid %ld)", sockname, l.path,
-	    (long)getpid());
+	say("listening on '%s'%s, appending to '%s' (pid %ld)", sockname,
+	    l.stream ? " (stream)" : "", l.path, (long)getpid());
 
 	for (;;) {
-		struct epoll_event evs[2];
-		int n = epoll_wait(ep, evs, 2, -1);
+		struct epoll_event evs[16];
+		int n;
+
+		/* a slot freed, or one may have fallen silent long enough */
+		if (l.paused_ms && (l.nconns < CONN_MAX ||
+				    now_ms() - l.paused_ms >= CONN_IDLE_MS / 10))
+			watch_socket(&l, sock, 1);
+		n = epoll_wait(ep, evs, 16, l.paused_ms ? CONN_IDLE_MS / 10 : -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -657,9 +1018,20 @@ int cmd_listen(int argc, const char **argv)
 		}
 		for (int i = 0; i < n; i++) {
 			struct signalfd_siginfo si;
+			uint64_t what = evs[i].data.u64;
 
-			if (evs[i].data.fd == sock) {
-				if (drain(&l, sock, sockname) < 0)
+			if (what >= CONN_BASE) {
+				/* (closed earlier in this batch for a newcomer: then
+				 * the slot is the newcomer's, and the read finds
+				 * nothing or its bytes) */
+				if (l.conns[what - CONN_BASE].fd >= 0)
+					conn_read(&l, &l.conns[what - CONN_BASE]);
+				continue;
+			}
+			if (what == EV_SOCK) {
+				if (l.stream)
+					conn_accept(&l, sock);
+				else if (drain(&l, sock, sockname) < 0)
 					goto out;
 				continue;
 			}
@@ -673,9 +1045,13 @@ int cmd_listen(int argc, const char **argv)
 					break;
 				default:
 					/* what was sent before the signal is kept */
-					for (int b = 0; b < 16 && drain(&l, sock, sockname) == 0 &&
+					for (int b = 0; !l.stream && b < 16 &&
+					     drain(&l, sock, sockname) == 0 &&
 					     recv(sock, NULL, 0, MSG_DONTWAIT | MSG_PEEK) >= 0; b++)
 						;
+					for (size_t c = 0; c < CONN_MAX; c++)
+						if (l.conns[c].fd >= 0)
+							conn_finish(&l, &l.conns[c]);
 					say_counts(&l, strsignal((int)si.ssi_signo));
 					status = EXIT_OK;
 					goto out;
@@ -691,6 +1067,11 @@ out:
 		    now.st_dev == bound.st_dev)
 			unlink(sockname);
 	}
+	for (size_t c = 0; c < CONN_MAX; c++)
+		if (l.conns[c].fd >= 0) {
+			close(l.conns[c].fd);
+			free(l.conns[c].buf);
+		}
 	if (sock >= 0)
 		close(sock);
 	if (sfd >= 0)
@@ -701,6 +1082,7 @@ out:
 	free(l.buf);
 	free(l.sdbuf);
 	free(l.keys);
+	free(l.spill);
 	free(o.socket);
 	free(o.file);
 	free(o.log_size);

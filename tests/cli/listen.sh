@@ -305,12 +305,17 @@ logger -u "$S" "after stale"
 expect_eq "$(id -un): after stale" "$(field 'after stale' text)" "text"
 stop_listen
 
-case_ "socket activation: LISTEN_FDS names the socket on fd 3"
-rm -f "$S"
-python3 - "$S" "$KMSG" "$L" 2>"$T/l.err" <<'EOF' &
+# start_activated dgram|stream: kmsg listen as systemd starts it, given a
+# socket of that type bound at $S on fd 3 (sd_listen_fds(3))
+start_activated() {
+	rm -f "$S"
+	python3 - "$S" "$KMSG" "$L" "$1" 2>"$T/l.err" <<'EOF' &
 import os, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+stream = sys.argv[4] == "stream"
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM if stream else socket.SOCK_DGRAM)
 s.bind(sys.argv[1])
+if stream:
+    s.listen()
 if s.fileno() != 3:
     os.dup2(s.fileno(), 3)
 os.set_inheritable(3, True)
@@ -318,12 +323,161 @@ os.environ["LISTEN_FDS"] = "1"
 os.environ["LISTEN_PID"] = str(os.getpid())
 os.execv(sys.argv[2], [sys.argv[2], "listen", "-F", sys.argv[3]])
 EOF
-lpid=$!
-wait_for "listening on" "$T/l.err" || fail "no start: $(cat "$T/l.err")"
-expect_grep "the socket systemd passed" "$T/l.err"
+	lpid=$!
+	wait_for "listening on" "$T/l.err" || fail "no start: $(cat "$T/l.err")"
+}
+
+case_ "socket activation: LISTEN_FDS names the socket on fd 3"
+start_activated dgram
+expect_grep "the socket systemd passed'," "$T/l.err"
 logger -u "$S" "activated message"
 expect_eq "$(id -un): activated message" "$(field 'activated message' text)" "text"
 stop_listen
+
+# ---- a stream socket ------------------------------------------------------
+
+# stored TEXT: until a record whose text has TEXT is in the log (a stream's
+# frames are stored when the listener reads them, after the client ends)
+stored() {
+	local i
+	for i in $(seq 200); do
+		"$KMSG" read -F "$L" -t 2>/dev/null | grep -qF -- "$1" && return 0
+		sleep 0.1
+	done
+	fail "no record with '$1' stored"
+	return 1
+}
+# stream BYTES...: one connection to $S, each argument written (Python
+# escapes) as one write, 20 ms apart; prints the client's pid
+stream() {
+	python3 -c '
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+for a in sys.argv[2:]:
+    s.sendall(a.encode("latin-1").decode("unicode_escape").encode("latin-1"))
+    time.sleep(0.02)
+print(os.getpid())' "$S" "$@"
+}
+
+case_ "--stream: logger's LF framing and its --octet-count"
+rm -f "$S"
+start_listen --stream
+expect_grep "listening on '$S' (stream)" "$T/l.err"
+logger -u "$S" -i -t streamtag "stream lf message"
+logger -u "$S" --octet-count -t streamtag "stream octet message"
+stored "stream octet message"
+expect_eq "streamtag[$(field 'stream lf message' _PID)]: stream lf message" \
+	"$(field 'stream lf message' text)" "text, LF gone, the kernel's pid logger's"
+expect_eq "streamtag: stream octet message" "$(field 'stream octet message' text)" "octet-counted text"
+expect_eq "$(id -u)" "$(field 'stream octet message' _UID)" "_UID"
+
+case_ "a stream's frames: several in one write, one across writes, NUL-ended, empty lines"
+pid=$(stream '<13>one write A\n<14>one write B\x00\n\n<15>split ' 'across ' 'writes\n' \
+	'no end at the close')
+stored "no end at the close"
+expect_eq "$pid" "$(field 'one write A' _PID)" "_PID, the client's"
+expect_eq "info" "$(field 'one write B' level_name)" "the NUL-ended frame's level"
+expect_eq "split across writes" "$(field 'split across' text)" "a frame over three writes"
+expect_eq "$pid" "$(field 'split across' claimed_pid)" "its pid"
+expect_eq "<none>" "$(field 'no end at the close' SYSLOG_TRUNCATED)" "a last line without LF is whole"
+expect_eq 4 "$("$KMSG" read -F "$L" -o json | grep -c "\"_PID\":\"$pid\"")" "records, no empty one"
+
+case_ "octet counting: a frame with LFs in it, then a count too short, a lying one"
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+for m in (b"<13>octet one\nwith a LF\n", b"<13>octet two ends here"):
+    s.sendall(b"%d %s" % (len(m), m))
+    time.sleep(0.02)
+# 9 bytes of a longer message; then a count no message has
+s.sendall(b"9 <13>short by far\n")
+s.sendall(b"99999999999 <13>huge lie\n<13>after the lie\n")' "$S"
+stored "after the lie"
+expect_eq 'octet one\nwith a LF' "$("$KMSG" read -F "$L" -o json | grep -o '"text":"octet one[^"]*"' | sed 's/^"text":"//;s/"$//')" \
+	"a frame's own LFs (the last one ends the message, as on a datagram)"
+expect_eq "octet two ends here" "$(field 'octet two' text)" "the second frame"
+expect_eq "short" "$("$KMSG" read -F "$L" -t | grep -x 'short')" "a short count's frame: what it counted"
+expect_grep "no octet count: bad framing; read as lines" "$T/l.err"
+expect_eq " by far" "$("$KMSG" read -F "$L" -t | grep -x ' by far')" "what followed, as a line: nothing lost"
+expect_eq "after the lie" "$(field 'after the lie' text)" "the line after a lying count"
+expect_eq "1" "$(field 'huge lie' SYSLOG_RAW)" "the lying frame kept as its bytes"
+
+case_ "a connection closed mid-frame: what came is stored, with the length announced"
+stream '100 <13>cut by the close' >/dev/null
+stored "cut by the close"
+expect_eq 100 "$(field 'cut by the close' SYSLOG_TRUNCATED)" "SYSLOG_TRUNCATED"
+
+case_ "a 10 MB line without LF: stored cut at the longest text, memory bounded, said once"
+hwm() { awk '/^VmHWM/ { print $2 }' "/proc/$lpid/status"; }
+before=$(hwm)
+python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(b"<13>longline: " + b"z" * (10 << 20))
+s.sendall(b"\n<13>after the long line\n")' "$S"
+stored "after the long line"
+expect_eq $((14 + (10 << 20))) "$(field 'longline' SYSLOG_TRUNCATED)" "the line's length"
+expect_eq 1024 "$(field 'longline' text | tr -d '\n' | wc -c)" "text cut to the longest"
+expect_eq 1 "$(grep -c 'a line longer than 65536 bytes' "$T/l.err")" "said once"
+if [ -z "$SANITIZED" ]; then
+	grow=$(( $(hwm) - before ))
+	[ "$grow" -lt 4096 ] && ok || fail "the listener's peak grew by $grow KiB for one long line"
+fi
+
+case_ "silent connections hold no one up; past 64, the one silent longest gives way"
+python3 - "$S" >"$T/silent" <<'EOF2' &
+import socket, sys, time
+conns = []
+for i in range(64):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    conns.append(s)
+print("connected", flush=True)
+time.sleep(60)
+EOF2
+silent=$!
+wait_for connected "$T/silent" || fail "64 silent connections were not made"
+# the 65th waits until one of the 64 has been silent a second, then is served
+logger -u "$S" "past the silent ones"
+stored "past the silent ones"
+expect_grep "64 connections open: the one of pid $silent, silent for [0-9]* ms, closed" "$T/l.err"
+kill $silent; wait $silent 2>/dev/null
+
+case_ "a stream's counts; many clients at once, none lost"
+python3 - "$S" <<'EOF2'
+import os, socket, sys
+kids = []
+for k in range(100):
+    pid = os.fork()
+    if pid == 0:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(sys.argv[1])
+        s.sendall(b"".join(b"<13>crowd %d %d\n" % (k, i) for i in range(100)))
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    os.waitpid(pid, 0)
+EOF2
+for i in $(seq 200); do
+	n=$("$KMSG" read -F "$L" -t | grep -c '^crowd ')
+	[ "$n" -ge 10000 ] && break
+	sleep 0.1
+done
+expect_eq 10000 "$("$KMSG" read -F "$L" -t | grep '^crowd ' | sort -u | wc -l)" "distinct records of 100 clients"
+stop_listen
+expect_grep "connections [0-9]* (open 0)" "$T/l.err"
+[ -e "$S" ] && fail "the stream socket is left behind"
+
+case_ "socket activation with a stream socket: its type is the kernel's"
+start_activated stream
+expect_grep "systemd passed' (stream)" "$T/l.err"
+logger -u "$S" "activated stream message"
+stored "activated stream message"
+stop_listen
+rm -f "$S"
 
 case_ "usage errors"
 expect_status 2 "$KMSG" listen --socket "" -F "$L"
