@@ -146,7 +146,7 @@ _kmsg()
 		_kmsg_words delta reltime ctime notime iso raw
 		return ;;
 	read:-o | read:--output | follow:-o | follow:--output)
-		_kmsg_words short raw json json-pretty json-seq kmsg short-iso \
+		_kmsg_words short raw json json-pretty json-seq kmsg export short-iso \
 			short-iso-precise short-precise short-monotonic short-unix cat
 		return ;;
 	read:--list-values)

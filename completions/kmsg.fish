@@ -113,7 +113,7 @@ complete -c kmsg -n $c -l time-format -x -a 'delta reltime ctime notime iso raw'
 complete -c kmsg -n $c -s r -l raw -d "dmesg -r lines"
 complete -c kmsg -n $c -s x -l decode -d "facility and level as names"
 complete -c kmsg -n $c -s J -l json -d "JSON, as dmesg -J"
-complete -c kmsg -n $c -s o -l output -x -a 'short raw json json-pretty json-seq kmsg short-iso short-iso-precise short-precise short-monotonic short-unix cat' -d "output format"
+complete -c kmsg -n $c -s o -l output -x -a 'short raw json json-pretty json-seq kmsg export short-iso short-iso-precise short-precise short-monotonic short-unix cat' -d "output format"
 complete -c kmsg -n $c -l utc -d "wall-clock times in UTC"
 complete -c kmsg -n $c -l output-fields -x -a '(__kmsg_list seq seq_id time_ns time boot_ns boot_id claimed_pid caller facility facility_name level level_name text)' -d "only these keys in JSON records"
 complete -c kmsg -n $c -l noescape -d "print unprintable bytes as they are"
