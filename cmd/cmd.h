@@ -340,4 +340,8 @@ int64_t cli_now_ns(clockid_t clock);
 /* Ends quietly (status 0) if err is EPIPE: the reader went away. */
 void cli_exit_if_epipe(int err);
 
+/* kmsg ship (cmd_ship.c): the log's records to a collector (ship.h). */
+int cmd_ship(int argc, const char **argv);
+extern const struct poptOption ship_options[];
+
 #endif

@@ -10,6 +10,7 @@ const struct kmsg_cmd kmsg_commands[] = {
 	{ "emit",   cmd_emit,   "append messages to the log (logger's habits)", emit_options },
 	{ "read",   cmd_read,   "print the log (dmesg's options and formats)", read_options },
 	{ "follow", cmd_follow, "print the last records, then new ones as they come", follow_options },
+	{ "ship",   cmd_ship,   "forward the log's records to a syslog collector", ship_options },
 	{ "clear",  cmd_clear,  "mark everything so far as cleared (dmesg -C)", clear_options },
 	{ "dump",   cmd_dump,   "write a compressed snapshot readable offline", dump_options },
 	{ "stat",   cmd_stat,   "show the state of a log: size, records, losses", stat_options },

@@ -89,6 +89,10 @@ struct ship_proto {
 	const char *promise;
 	/* 1 if --format rfc3164 may be sent (udp, unix); 0: RFC 5424 only. */
 	int any_format;
+	/* NULL, or the number of messages cut to fit since the last call
+	 * (a datagram's limit): the shipper says so on stderr, as a message
+	 * is never cut silently. */
+	uint64_t (*cut)(struct ship_conn *c);
 };
 
 /* How often, at least, pump() is called while records are in flight. */
