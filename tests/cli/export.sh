@@ -155,6 +155,25 @@ KMSG_FILE=$T/f.log "$KMSG" read -o export >"$T/f.read"
 "$NORM" -u <"$T/f.read" >"$T/f.readn"
 expect_file_eq "$T/f.readn" "$T/f.back"
 
+case_ "kmsg listen's _PID, _UID and _GID become journald's trusted fields"
+KMSG_FILE=$T/l.log "$KMSG" listen --socket "$T/l.sock" 2>"$T/l.err" &
+lpid=$!
+wait_for "listening on" "$T/l.err" || fail "kmsg listen never listened: $(cat "$T/l.err")"
+logger -u "$T/l.sock" -t lt --id=4242 "from logger"
+for i in $(seq 400); do
+	KMSG_FILE=$T/l.log "$KMSG" read -t 2>/dev/null | grep -q "from logger" && break
+	sleep 0.05
+done
+stop_bg $lpid TERM
+KMSG_FILE=$T/l.log "$KMSG" read -o export >"$T/l.export"
+import "$T/l.export" l
+expect_file_eq "$T/l.want" "$T/l.back"
+expect_grep "^_UID=$(id -u)\$" "$T/l.back"
+expect_grep "^_PID=[1-9][0-9]*\$" "$T/l.back"
+expect_grep "^SYSLOG_PID=4242\$" "$T/l.back"
+expect_eq "lt[4242]: from logger" \
+	"$(journalctl --file "$T/l.journal" _UID="$(id -u)" SYSLOG_IDENTIFIER=lt -o cat)" "a match on _UID"
+
 case_ "what export cannot carry is refused"
 expect_status 2 "$KMSG" read -o export --show-cursor
 expect_grep "show-cursor" "$T/err"
