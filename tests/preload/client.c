@@ -27,6 +27,7 @@
  *   long N               one message of N bytes ("0123456789" repeated)
  *   close-stderr         close(2)
  *   print TEXT           TEXT on stdout
+ *   ids                  "euid N" on stdout
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -187,6 +188,8 @@ int main(int argc, char **argv)
 			i += 1;
 		} else if (!strcmp(s, "close-stderr")) {
 			close(2);
+		} else if (!strcmp(s, "ids")) {
+			printf("euid %ld\n", (long)geteuid());
 		} else if (!strcmp(s, "print")) {
 			printf("%s\n", ARG(1));
 			i += 1;
