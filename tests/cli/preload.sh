@@ -332,4 +332,25 @@ else
 	echo "preload: $T is mounted nosuid ($(cat "$T/out")): set-uid not tried" >&2
 fi
 
+case_ "/etc/ld.so.preload (of the namespace) reaches set-uid programs: KMSG_FILE is not theirs"
+mkdir "$T/up" "$T/wk" "$T/etc"
+# (not under a sanitizer: its runtime would have to come before the preload)
+if [ "$(cat "$T/out")" = "euid 0" ] && [ -z "$SANITIZED" ] &&
+   mount -t overlay -o lowerdir=/etc,upperdir="$T/up",workdir="$T/wk" kmsgtest "$T/etc" 2>/dev/null; then
+	umount "$T/etc"
+	# /etc an overlay with an ld.so.preload, /var/log a tmpfs: both the namespace's
+	in_ns bash -c 'mount -t overlay -o lowerdir=/etc,upperdir="$1/up",workdir="$1/wk" kmsgtest /etc &&
+		mount -t tmpfs kmsgtest /var/log || exit 99
+		echo "$2" >/etc/ld.so.preload
+		KMSG_FILE=$1/pub/chosen.log setpriv --reuid 65534 --regid 65534 --clear-groups \
+			"$1/pub/client" open sd 0 0 log 6 "set-uid, machine-wide" || exit 1
+		rm /etc/ld.so.preload
+		"$3" read -F /var/log/kmsg' in_ns "$T" "$PRELOAD" "$KMSG" >"$T/out" 2>"$T/err"
+	expect_eq 0 $? "exit status: $(cat "$T/err")"
+	expect_eq "sd: set-uid, machine-wide" "$(sed 's/^\[[ 0-9.]*\] //' "$T/out")" "in /var/log/kmsg"
+	[ -e "$T/pub/chosen.log" ] && fail "a set-uid program took KMSG_FILE from its caller" || ok
+else
+	echo "preload: no set-uid, a sanitizer or no overlay file system: /etc/ld.so.preload not tried" >&2
+fi
+
 finish
