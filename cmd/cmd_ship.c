@@ -10,11 +10,11 @@
  * message in flight only its number and the reader's position after it.
  * When the protocol says records were delivered (ship.h: what that means
  * for each), the delivered position moves on, and with it the cursor file,
- * replaced whole (cursor.c) at most once a second and at the end.  When a
+ * replaced whole (cursor.c) at most every 200 ms and at the end.  When a
  * connection is lost, the reader goes back to the first record not
  * delivered and reads it again from the log on the next connection: so a
  * record is sent again at most once per lost connection, and after a
- * crash at most the window and the deliveries of the last second are.
+ * crash at most the window and the deliveries of the last 200 ms are.
  * Records the writers evicted before they were delivered are counted,
  * said on stderr and sent to the collector as one message of their own.
  *
@@ -65,6 +65,9 @@
 /* How often the lag is said while the shipper is behind. */
 #define LAG_EVERY_NS (INT64_C(60) * 1000000000)
 #define NS_PER_MS INT64_C(1000000)
+/* How often the cursor file follows the deliveries, at most: what a
+ * crash sends again is the window and the deliveries of this long. */
+#define CURSOR_EVERY_NS (200 * NS_PER_MS)
 
 enum {
 	OPT_TO = 1, OPT_FORMAT, OPT_SD_ID, OPT_HOSTNAME, OPT_WINDOW, OPT_WINDOW_BYTES,
@@ -189,6 +192,7 @@ struct shipper {
 	struct output *o;
 	struct cursor *cur;
 	struct kmsg_syslog_fmt_opts fo;
+	struct kmsg_fmt *exp;    /* the protocol takes Journal Export entries */
 
 	const struct ship_proto *proto;
 	struct ship_target t;
@@ -328,14 +332,34 @@ static void passed(struct shipper *s, const struct kmsg_position *p)
 
 /* ---- formatting ----------------------------------------------------------- */
 
+/* rec as a Journal Export entry into m (read -o export's); 0 or a
+ * negative code. */
+static int hold_entry(struct shipper *s, struct pending *m, const struct kmsg_record *rec)
+{
+	const char *text;
+	int n = kmsg_fmt_record(&text, s->exp, rec);
+
+	if (n >= 0 && (size_t)n > m->cap) {
+		char *b = realloc(m->buf, (size_t)n);
+
+		if (b == NULL)
+			return -ENOMEM;
+		m->buf = b;
+		m->cap = (size_t)n;
+	}
+	if (n > 0)
+		memcpy(m->buf, text, (size_t)n);
+	return n;
+}
+
 /* Formats rec into a new held message; 0 or -ENOMEM. */
 static int hold(struct shipper *s, const struct kmsg_record *rec,
 		const struct kmsg_syslog_fmt_opts *fo, const struct kmsg_position *p)
 {
 	struct pending *m = &s->held[s->nheld];
-	int n = kmsg_syslog_format(m->buf, m->cap, rec, fo);
+	int n = s->exp ? hold_entry(s, m, rec) : kmsg_syslog_format(m->buf, m->cap, rec, fo);
 
-	if (n >= 0 && (size_t)n >= m->cap) {
+	if (n >= 0 && (size_t)n >= m->cap && !s->exp) {
 		size_t cap = (size_t)n + 1 > 4096 ? (size_t)n + 1 : 4096;
 		char *b = realloc(m->buf, cap);
 
@@ -388,10 +412,13 @@ static int hold_lost(struct shipper *s, uint64_t n, uint64_t damaged, uint64_t f
 	rec.seq = last;
 	rec.real_ns = cli_now_ns(CLOCK_REALTIME);
 	rec.pid = (uint32_t)getpid();
+	/* an export entry's boot and since-boot time: the shipper's own */
+	rec.boot_id = kmsg_boot_id();
+	rec.boot_ns = cli_now_ns(CLOCK_BOOTTIME);
 	fo.app = "kmsg";
 	fo.sd_id = NULL;
 	rc = hold(s, &rec, &fo, p);
-	if (rc < 0 || s->fo.format != KMSG_SYSLOG_5424 || !s->fo.sd_id)
+	if (rc < 0 || s->fo.format != KMSG_SYSLOG_5424 || !s->fo.sd_id || s->exp)
 		return rc;
 	/* "<PRI>1 TS HOST APP PROCID MSGID - MSG": the "-" after the
 	 * sixth space becomes the element */
@@ -965,6 +992,15 @@ static int setup(struct shipper *s, struct ship_opts *so, char *host, size_t hsi
 				       "syslog messages (--format says which)", bad);
 	if (s->o->given.utc)
 		s->fo.flags |= KMSG_SYSLOG_FMT_UTC;
+	if (s->proto->export_entries) {
+		struct kmsg_fmt_opts eo = KMSG_FMT_OPTS_INIT;
+		int rc;
+
+		eo.output = KMSG_OUT_EXPORT;
+		rc = kmsg_fmt_new(&s->exp, &eo);
+		if (rc < 0)
+			return cli_lib_error(NULL, rc);
+	}
 	return 0;
 }
 
@@ -1027,6 +1063,7 @@ int cmd_ship(int argc, const char **argv)
 	status = cur_setup(&cur, "ship");
 	if (status != 0)
 		goto out;
+	cur.every_ns = CURSOR_EVERY_NS;
 	if (cur.given && so.from_end) {
 		status = cli_usage_error("ship", "--from-end", "a cursor already says where "
 					 "to start: give one or the other");
@@ -1099,6 +1136,7 @@ out:
 	if (s.conn)
 		s.proto->free(s.conn);
 	free(s.fl);
+	kmsg_fmt_free(s.exp);
 	for (size_t i = 0; i < 2; i++)
 		free(s.held[i].buf);
 	kmsg_reader_free(s.r);

@@ -449,14 +449,14 @@ static int unsaved(const struct cursor *c)
 
 int64_t cur_save(struct cursor *c)
 {
-	int64_t now;
+	int64_t now, every = c->every_ns ? c->every_ns : CUR_SAVE_NS;
 	int rc;
 
 	if (!c->active || !unsaved(c))
 		return INT64_MAX;
 	now = cli_now_ns(CLOCK_MONOTONIC);
-	if (c->saved_ns && now - c->saved_ns < CUR_SAVE_NS)
-		return c->saved_ns + CUR_SAVE_NS;
+	if (c->saved_ns && now - c->saved_ns < every)
+		return c->saved_ns + every;
 	rc = save_now(c);
 	c->saved_ns = now;
 	if (rc < 0 && !c->save_said) {
@@ -464,7 +464,7 @@ int64_t cur_save(struct cursor *c)
 			  "end)", strerror(-rc));
 		c->save_said = 1;
 	}
-	return rc == 0 ? INT64_MAX : now + CUR_SAVE_NS;
+	return rc == 0 ? INT64_MAX : now + every;
 }
 
 int cur_end(struct cursor *c, struct output *o)

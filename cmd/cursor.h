@@ -24,6 +24,7 @@ struct cursor {
 	struct kmsg_position start, now; /* as given; where the reading is */
 	struct kmsg_position saved;      /* what cur_save() last wrote */
 	int64_t saved_ns;       /* when (CLOCK_MONOTONIC), 0: never */
+	int64_t every_ns;       /* cur_save()'s interval; 0: a second */
 	int save_said;          /* a failure of cur_save() was said */
 };
 
@@ -84,7 +85,8 @@ static inline void cur_note(struct cursor *c, const struct kmsg_record *rec,
 
 /*
  * kmsg follow between records: replaces the cursor file (--cursor-file)
- * if the cursor moved since it was last written and a second has passed,
+ * if the cursor moved since it was last written and a second (or
+ * c->every_ns, set after cur_setup()) has passed,
  * so that a follower killed (SIGKILL, a power cut) leaves a cursor at
  * most a second behind, not the one it started from.  Call it only with
  * every record read written out.  Returns when (CLOCK_MONOTONIC ns) to
