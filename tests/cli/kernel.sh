@@ -120,6 +120,16 @@ expect_status 0 fake "$T/dev7" -F "$E"
 expect_grep "no record of the kernel's left" "$T/err"
 expect_grep "copied 0, already stored 50" "$T/err"
 
+case_ "the kernel's log of the boot before: kmsg read -k -b -1"
+BOOTS=${KMSG_BOOTS:-$(dirname "$KMSG")/kmsg-boots}
+expect_status 0 fake "$T/dev1" -F "$T/boots.log"
+"$KMSG" read -F "$T/boots.log" -k >"$T/want"
+# then the machine booted again: its first records
+"$BOOTS" "$T/boots.log" aaab000011112222 1900000000 2 || fail "kmsg-boots failed"
+"$KMSG" read -F "$T/boots.log" -k -b -1 >"$T/got"
+expect_file_eq "$T/want" "$T/got"
+expect_eq "" "$("$KMSG" read -F "$T/boots.log" -k -b 0)" "kernel records of the new boot"
+
 case_ "no /dev/kmsg: a clear error, and no log made"
 expect_status 1 fake "$T/none" -F "$T/never.log"
 expect_grep "no such device: the kernel's log is not here (in a container?)" "$T/err"
