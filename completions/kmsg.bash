@@ -9,7 +9,7 @@
 # Works with bash-completion (installed as
 # share/bash-completion/completions/kmsg) or sourced on its own.
 
-_kmsg_commands='emit read follow clear dump stat listen kernel'
+_kmsg_commands='emit read follow ship clear dump stat listen kernel'
 _kmsg_all_commands="$_kmsg_commands help options"
 _kmsg_facilities='kern user mail daemon auth syslog lpr news uucp cron authpriv
 	ftp local0 local1 local2 local3 local4 local5 local6 local7'
@@ -116,6 +116,9 @@ _kmsg()
 			$_kmsg_grep_opts --list-values $_kmsg_cursor_opts" ;;
 	follow) opts="-F --file -n --lines --fail-missing $_kmsg_output_opts
 			$_kmsg_grep_opts $_kmsg_cursor_opts" ;;
+	ship)   opts="--to --format --sd-id --hostname --window --window-bytes --retry-max
+			--from-end -F --file --tls --tls-ca --tls-cert --tls-key --tls-name
+			${_kmsg_output_opts/-H --human/} $_kmsg_grep_opts $_kmsg_cursor_opts" ;;
 	clear)  opts='-F --file' ;;
 	dump)   opts='-F --file -o --output --special --level -v --verbose' ;;
 	stat)   opts='-F --file -J --json' ;;
@@ -130,7 +133,8 @@ _kmsg()
 	# The argument of the option before, if it takes one.
 	case $cmd:$prev in
 	*:-F | *:--file | *:--cursor-file | read:-K | read:--kmsg-file | emit:-f | emit:--input | \
-	dump:-o | dump:--output | listen:-u | listen:--socket)
+	dump:-o | dump:--output | listen:-u | listen:--socket | \
+	ship:--tls-ca | ship:--tls-cert | ship:--tls-key)
 		_kmsg_files
 		return ;;
 	emit:-p | emit:--priority)
@@ -141,6 +145,15 @@ _kmsg()
 		$split && return ;;
 	emit:-t | emit:--tag | emit:--field | emit:--log-size | emit:--max-text | emit:--caller | \
 	listen:--log-size | listen:--max-text | kernel:--log-size | kernel:--max-text)
+		return ;;
+	ship:--format)
+		_kmsg_words rfc5424 rfc3164
+		return ;;
+	ship:--to)
+		_kmsg_words tcp:// tls:// udp:// relp:// unix: http://
+		return ;;
+	ship:--sd-id | ship:--hostname | ship:--window | ship:--window-bytes | \
+	ship:--retry-max | ship:--tls-name)
 		return ;;
 	read:--time-format | follow:--time-format)
 		_kmsg_words delta reltime ctime notime iso raw

@@ -53,6 +53,7 @@ complete -c kmsg -f
 complete -c kmsg -n __kmsg_no_command -a emit -d "append messages to the log"
 complete -c kmsg -n __kmsg_no_command -a read -d "print the log"
 complete -c kmsg -n __kmsg_no_command -a follow -d "print the last records, then new ones"
+complete -c kmsg -n __kmsg_no_command -a ship -d "forward the log's records to a collector"
 complete -c kmsg -n __kmsg_no_command -a clear -d "mark everything so far as cleared"
 complete -c kmsg -n __kmsg_no_command -a dump -d "write a compressed snapshot"
 complete -c kmsg -n __kmsg_no_command -a stat -d "show the state of a log"
@@ -62,10 +63,10 @@ complete -c kmsg -n __kmsg_no_command -a help -d "a command's options, as --help
 complete -c kmsg -n __kmsg_no_command -a options -d "a command's options, one per line"
 complete -c kmsg -n __kmsg_no_command -l help -d "list the commands"
 complete -c kmsg -n __kmsg_no_command -l version -d "print the version"
-complete -c kmsg -n '__kmsg_is help options' -a 'emit read follow clear dump stat listen kernel'
+complete -c kmsg -n '__kmsg_is help options' -a 'emit read follow ship clear dump stat listen kernel'
 
-complete -c kmsg -n '__kmsg_is emit read follow clear dump stat listen kernel' -l help -d "show the options"
-complete -c kmsg -n '__kmsg_is emit read follow clear dump stat listen kernel' -s F -l file -r -F -d "the log"
+complete -c kmsg -n '__kmsg_is emit read follow ship clear dump stat listen kernel' -l help -d "show the options"
+complete -c kmsg -n '__kmsg_is emit read follow ship clear dump stat listen kernel' -s F -l file -r -F -d "the log"
 
 # kmsg emit
 set -l c '__kmsg_is emit'
@@ -103,8 +104,24 @@ set -l c '__kmsg_is follow'
 complete -c kmsg -n $c -s n -l lines -x -a 'all 0 10' -d "first print the last N records"
 complete -c kmsg -n $c -l fail-missing -d "fail at once if the log does not exist"
 
-# the format and filter options of read and follow (cmd/output.c)
-set -l c '__kmsg_is read follow'
+# kmsg ship
+set -l c '__kmsg_is ship'
+complete -c kmsg -n $c -l to -x -a 'tcp:// tls:// udp:// relp:// unix: http://' -d "the collector's URL"
+complete -c kmsg -n $c -l format -x -a 'rfc5424 rfc3164' -d "the syslog format"
+complete -c kmsg -n $c -l sd-id -x -d "the SD-ID (default kmsg@32473)"
+complete -c kmsg -n $c -l hostname -x -d "the HOSTNAME sent"
+complete -c kmsg -n $c -l window -x -d "records sent and not yet delivered, at most"
+complete -c kmsg -n $c -l window-bytes -x -d "bytes of them, at most"
+complete -c kmsg -n $c -l retry-max -x -d "the longest wait between attempts to connect"
+complete -c kmsg -n $c -l from-end -d "with no cursor, ship only new records"
+complete -c kmsg -n $c -l tls -d "relp:// over TLS"
+complete -c kmsg -n $c -l tls-ca -r -F -d "certificates that may sign the collector's"
+complete -c kmsg -n $c -l tls-cert -r -F -d "this sender's certificate"
+complete -c kmsg -n $c -l tls-key -r -F -d "its private key"
+complete -c kmsg -n $c -l tls-name -x -d "the name the collector's certificate must hold"
+
+# the format and filter options of read, follow and ship (cmd/output.c)
+set -l c '__kmsg_is read follow ship'
 complete -c kmsg -n $c -s T -l ctime -d "wall-clock time stamps"
 complete -c kmsg -n $c -s e -l reltime -d "local time and deltas"
 complete -c kmsg -n $c -s d -l show-delta -d "time since the previous record"
@@ -120,7 +137,7 @@ complete -c kmsg -n $c -l noescape -d "print unprintable bytes as they are"
 complete -c kmsg -n $c -s p -l force-prefix -d "the prefix on each line of a message of several lines"
 complete -c kmsg -n $c -l fields -d "show each record's fields"
 complete -c kmsg -n $c -s L -l color -f -a 'auto always never' -d "colour (--color=WHEN)"
-complete -c kmsg -n $c -s H -l human -d "reltime and colour (read: and a pager)"
+complete -c kmsg -n '__kmsg_is read follow' -s H -l human -d "reltime and colour (read: and a pager)"
 complete -c kmsg -n $c -s l -l level -x -a '(__kmsg_list $__kmsg_levels)' -d "only these levels"
 complete -c kmsg -n $c -s f -l facility -x -a '(__kmsg_list $__kmsg_facilities)' -d "only these facilities"
 complete -c kmsg -n $c -s k -l kernel -d "only kern records"
