@@ -66,6 +66,10 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-listen.service.in
                ${CMAKE_BINARY_DIR}/systemd/kmsg-listen.service @ONLY)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-kernel.service.in
                ${CMAKE_BINARY_DIR}/systemd/kmsg-kernel.service @ONLY)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-ship@.service.in
+               ${CMAKE_BINARY_DIR}/systemd/kmsg-ship@.service @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/systemd/kmsg-ship@.service
+        DESTINATION ${KMSG_SYSTEMD_UNIT_DIR})
 install(FILES ${CMAKE_BINARY_DIR}/systemd/kmsg-dump.service
               ${CMAKE_CURRENT_LIST_DIR}/../systemd/kmsg-dump.timer
               ${CMAKE_BINARY_DIR}/systemd/kmsg-listen.service
