@@ -340,6 +340,10 @@ int64_t cli_now_ns(clockid_t clock);
 /* Ends quietly (status 0) if err is EPIPE: the reader went away. */
 void cli_exit_if_epipe(int err);
 
+/* A daemon's word on what it does (listen, kernel): "kmsg CMD: ..." and a
+ * newline on stderr, flushed at once. */
+void cli_say(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* kmsg ship (cmd_ship.c): the log's records to a collector (ship.h). */
 int cmd_ship(int argc, const char **argv);
 extern const struct poptOption ship_options[];

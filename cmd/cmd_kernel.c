@@ -49,7 +49,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -114,12 +113,6 @@ struct copier {
 	char *buf;             /* RECORD_MAX + 1 bytes */
 };
 
-static void take(char **dst, char *arg)
-{
-	free(*dst);
-	*dst = arg;
-}
-
 static int parse_options(struct kernel_opts *o, poptContext con)
 {
 	int rc;
@@ -127,13 +120,13 @@ static int parse_options(struct kernel_opts *o, poptContext con)
 	while ((rc = poptGetNextOpt(con)) > 0) {
 		char *arg = poptGetOptArg(con);
 		switch (rc) {
-		case OPT_FOLLOW:   o->follow = 1; free(arg); break;
-		case OPT_FILE:     take(&o->file, arg); break;
-		case OPT_LOG_SIZE: take(&o->log_size, arg); break;
-		case OPT_MAX_TEXT: take(&o->max_text, arg); break;
+		case OPT_FOLLOW:   o->follow = 1; break;
+		case OPT_FILE:     cli_keep(&o->file, arg); break;
+		case OPT_LOG_SIZE: cli_keep(&o->log_size, arg); break;
+		case OPT_MAX_TEXT: cli_keep(&o->max_text, arg); break;
 		case CLI_OPT_H:    cli_help(con);
-		default:           free(arg); break;
 		}
+		free(arg);
 	}
 	if (rc < -1)
 		return cli_popt_error(con, "kernel", rc);
@@ -142,19 +135,8 @@ static int parse_options(struct kernel_opts *o, poptContext con)
 	return 0;
 }
 
-/* Prints "kmsg kernel: ..." on stderr: what the copier does. */
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("kmsg kernel: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
-}
+/* What the copier does, on stderr: "kmsg kernel: ...". */
+#define say(...) cli_say("kernel", __VA_ARGS__)
 
 static void say_counts(const struct copier *c, const char *when)
 {

@@ -941,3 +941,15 @@ void cli_exit_if_epipe(int err)
 	if (err == EPIPE)
 		_exit(EXIT_OK);
 }
+
+void cli_say(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "kmsg %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
