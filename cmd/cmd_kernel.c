@@ -612,6 +612,25 @@ static int lock_log(const char *path)
 	return fd;
 }
 
+/* SIGHUP: the log's path opened anew (it was replaced); copying goes on
+ * from where it is, into the old log if that fails. */
+static void reopen(struct copier *c, const struct kmsg_create_opts *co)
+{
+	struct kmsg_log *log = cli_open_log(c->path, KMSG_OPEN_WRITE, co);
+	struct kmsg_stat st;
+
+	if (log == NULL || kmsg_log_stat(&st, log) < 0) {
+		kmsg_log_close(log);
+		say("SIGHUP: '%s' not reopened: still copying into the log opened before",
+		    c->path);
+		return;
+	}
+	kmsg_log_close(c->log);
+	c->log = log;
+	c->max_text = st.max_text;
+	say("SIGHUP: reopened '%s'", c->path);
+}
+
 int cmd_kernel(int argc, const char **argv)
 {
 	struct kernel_opts o = { 0 };
@@ -684,6 +703,7 @@ int cmd_kernel(int argc, const char **argv)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGHUP);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	ep = epoll_create1(EPOLL_CLOEXEC);
@@ -726,6 +746,10 @@ int cmd_kernel(int argc, const char **argv)
 		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			if (si.ssi_signo == SIGUSR1) {
 				say_counts(&c, "so far");
+				continue;
+			}
+			if (si.ssi_signo == SIGHUP) {
+				reopen(&c, &co);
 				continue;
 			}
 			/* what the kernel logged before the signal is kept */

@@ -240,5 +240,22 @@ expect_grep "Terminated: read" "$T/f.err"
 expect_eq 1 "$("$KMSG" read -F "$F" | grep -c "$tag: term-1")" "the record logged before SIGTERM"
 contiguous "$F" && ok || fail "kernel numbers are not contiguous after SIGTERM"
 
+case_ "SIGHUP: the log's path opened anew after it was moved away"
+H=$T/hup.log
+"$KMSG" kernel --follow -F "$H" 2>"$T/h.err" &
+fpid=$!
+wait_for "following the kernel's log" "$T/h.err" || fail "never said it follows: $(cat "$T/h.err")"
+mv "$H" "$H.old"
+kill -HUP $fpid
+wait_for "SIGHUP: reopened" "$T/h.err" || fail "SIGHUP said nothing: $(cat "$T/h.err")"
+kwrite hup-1
+for i in $(seq 200); do
+	"$KMSG" read -F "$H" 2>/dev/null | grep -q "$tag: hup-1" && break
+	sleep 0.05
+done
+stop_bg $fpid TERM
+expect_eq "1 0" "$("$KMSG" read -F "$H" | grep -c "$tag: hup-1") $("$KMSG" read -F "$H.old" |
+	grep -c "$tag: hup-1")" "the record logged after SIGHUP, in the new log and the old"
+
 printf 'kernel: %d passed, %d failed, %d skipped\n' "$passed" "$failed" "$skipped"
 [ "$failed" = 0 ]
