@@ -59,6 +59,14 @@
 #define DGRAM_MAX (64u * 1024 + 1)
 /* Datagrams read before the signals are looked at again. */
 #define BATCH 1024
+/* Datagrams one recvmmsg takes: more than the socket's queue holds
+ * (net.unix.max_dgram_qlen, 10 by default), so that one call empties it.
+ * The senders the reads wake then wait for the call's end, not each
+ * read's: on a busy machine a woken sender takes the CPU from the
+ * listener at the end of each system call.  Each datagram has a buffer
+ * that any fits; their pages are touched only as far as the datagrams
+ * reach. */
+#define VLEN 16
 /* The receive queue asked for, so that a burst waits in the kernel
  * rather than at the sender (SO_RCVBUFFORCE as root, else up to
  * rmem_max). */
@@ -131,7 +139,8 @@ struct listener {
 	const char *path;       /* the log's */
 	uint32_t max_text;
 	struct counts n;
-	char *buf;              /* DGRAM_MAX bytes */
+	char *buf;              /* VLEN datagrams of DGRAM_MAX bytes */
+	char *text;             /* DGRAM_MAX bytes: a record's text */
 	char *sdbuf;            /* DGRAM_MAX bytes: SD values unescaped */
 	char *keys;             /* MAX_FIELDS keys of KMSG_MAX_KEY bytes */
 	int stream;             /* the socket is SOCK_STREAM */
@@ -471,7 +480,7 @@ static void store(struct listener *l, const char *msg, size_t len, uint64_t whol
 	struct kmsg_syslog_msg m;
 	struct kmsg_syslog_parse_opts po = KMSG_SYSLOG_PARSE_OPTS_INIT;
 	static struct fields fs;
-	char when[48], *text = l->buf + DGRAM_MAX;  /* room after the datagram */
+	char when[48], *text = l->text;
 	size_t tl = 0, want, sdpos = 0;
 	int raw, r;
 
@@ -608,31 +617,45 @@ static const struct ucred *credentials(struct msghdr *mh)
 }
 
 /*
- * Reads every datagram waiting (a batch at most), each stored at once.
- * 0, or -1 after saying why the socket failed.
+ * Reads every datagram waiting (a batch at most), VLEN a call, each
+ * stored at once.  0, or -1 after saying why the socket failed.
  */
 static int drain(struct listener *l, int fd, const char *name)
 {
-	union control ctl;
+	static union control ctl[VLEN];
+	struct mmsghdr mm[VLEN];
+	struct iovec iov[VLEN];
 
-	for (int i = 0; i < BATCH; i++) {
-		struct iovec iov = { l->buf, DGRAM_MAX };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-				     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
-		ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
-		size_t got;
+	for (int done = 0; done < BATCH;) {
+		int n;
 
+		for (int i = 0; i < VLEN; i++) {
+			iov[i] = (struct iovec){ l->buf + (size_t)i * DGRAM_MAX, DGRAM_MAX };
+			mm[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1,
+				.msg_control = ctl[i].buf, .msg_controllen = sizeof(ctl[i].buf) };
+		}
+		/* MSG_TRUNC: each msg_len is the datagram's length, even
+		 * past its buffer */
+		n = recvmmsg(fd, mm, VLEN, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC, NULL);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return 0;
-			cli_error(name, "recvmsg: %s", strerror(errno));
+			cli_error(name, "recvmmsg: %s", strerror(errno));
 			return -1;
 		}
-		got = (size_t)n < DGRAM_MAX ? (size_t)n : DGRAM_MAX;
-		/* a datagram cut short says nothing more; stored as far as it came */
-		store(l, l->buf, got > DGRAM_MAX - 1 ? DGRAM_MAX - 1 : got,
-		      (mh.msg_flags & MSG_TRUNC) || (size_t)n >= DGRAM_MAX ? (size_t)n : got,
-		      credentials(&mh));
+		for (int i = 0; i < n; i++) {
+			size_t len = mm[i].msg_len, got = len < DGRAM_MAX - 1 ? len : DGRAM_MAX - 1;
+
+			/* a datagram cut short says nothing more; stored as far
+			 * as it came */
+			store(l, iov[i].iov_base, got,
+			      (mm[i].msg_hdr.msg_flags & MSG_TRUNC) || len >= DGRAM_MAX ? len : got,
+			      credentials(&mm[i].msg_hdr));
+		}
+		/* fewer than asked: the queue was empty */
+		if (n < VLEN)
+			return 0;
+		done += n;
 	}
 	return 0;
 }
@@ -929,13 +952,14 @@ int cmd_listen(int argc, const char **argv)
 	l.path = cli_log_path(o.file);
 	if (l.path == NULL)
 		goto out;
-	l.buf = malloc(2 * (size_t)DGRAM_MAX);  /* the datagram, then its text */
+	l.buf = malloc(VLEN * (size_t)DGRAM_MAX);
+	l.text = malloc(DGRAM_MAX);
 	l.sdbuf = malloc(DGRAM_MAX);
 	l.keys = malloc(MAX_FIELDS * (KMSG_MAX_KEY + 1));
 	l.ep = -1;
 	for (size_t i = 0; i < CONN_MAX; i++)
 		l.conns[i].fd = -1;
-	if (!l.buf || !l.sdbuf || !l.keys) {
+	if (!l.buf || !l.text || !l.sdbuf || !l.keys) {
 		cli_error(NULL, "%s", strerror(ENOMEM));
 		goto out;
 	}
@@ -1080,6 +1104,7 @@ out:
 		close(ep);
 	kmsg_log_close(l.log);
 	free(l.buf);
+	free(l.text);
 	free(l.sdbuf);
 	free(l.keys);
 	free(l.spill);

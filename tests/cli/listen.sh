@@ -383,6 +383,23 @@ expect_eq "$pid" "$(field 'split across' claimed_pid)" "its pid"
 expect_eq "<none>" "$(field 'no end at the close' SYSLOG_TRUNCATED)" "a last line without LF is whole"
 expect_eq 4 "$("$KMSG" read -F "$L" -o json | grep -c "\"_PID\":\"$pid\"")" "records, no empty one"
 
+case_ "a connection a forked child writes on too: each message is its writer's"
+python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(b"<13>written by the parent\n")
+kid = os.fork()
+if kid == 0:
+    s.sendall(b"<13>written by the child\n")
+    os._exit(0)
+os.waitpid(kid, 0)
+print(os.getpid(), kid)' "$S" >"$T/pids"
+read -r parent kid <"$T/pids"
+stored "written by the child"
+expect_eq "$parent" "$(field 'written by the parent' _PID)" "the parent's _PID"
+expect_eq "$kid" "$(field 'written by the child' _PID)" "the child's _PID, not the connector's"
+
 case_ "octet counting: a frame with LFs in it, then a count too short, a lying one"
 python3 -c '
 import socket, sys, time
