@@ -151,6 +151,8 @@ const struct poptOption ship_options[] = {
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_options, 0,
 	  "Filters (read's; --utc sends times in UTC; the format options are "
 	  "refused):", NULL },
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)output_human_options, 0,
+	  NULL, NULL },
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, (void *)grep_options, 0,
 	  "Text and writer filters:", NULL },
 	CLI_HELP_H

@@ -118,11 +118,11 @@ _kmsg()
 			$_kmsg_grep_opts $_kmsg_cursor_opts" ;;
 	ship)   opts="--to --format --sd-id --hostname --window --window-bytes --retry-max
 			--from-end -F --file --tls --tls-ca --tls-cert --tls-key --tls-name
-			${_kmsg_output_opts/-H --human/} $_kmsg_grep_opts $_kmsg_cursor_opts" ;;
+			$_kmsg_output_opts $_kmsg_grep_opts $_kmsg_cursor_opts" ;;
 	clear)  opts='-F --file' ;;
 	dump)   opts='-F --file -o --output --special --level -v --verbose' ;;
 	stat)   opts='-F --file -J --json' ;;
-	listen) opts='-u --socket -F --file --log-size --max-text' ;;
+	listen) opts='-u --socket --stream -F --file --log-size --max-text' ;;
 	kernel) opts='-w --follow -F --file --log-size --max-text' ;;
 	help | options)
 		((cword == 2)) && _kmsg_words "$_kmsg_commands"

@@ -137,7 +137,7 @@ complete -c kmsg -n $c -l noescape -d "print unprintable bytes as they are"
 complete -c kmsg -n $c -s p -l force-prefix -d "the prefix on each line of a message of several lines"
 complete -c kmsg -n $c -l fields -d "show each record's fields"
 complete -c kmsg -n $c -s L -l color -f -a 'auto always never' -d "colour (--color=WHEN)"
-complete -c kmsg -n '__kmsg_is read follow' -s H -l human -d "reltime and colour (read: and a pager)"
+complete -c kmsg -n $c -s H -l human -d "reltime and colour (read: and a pager)"
 complete -c kmsg -n $c -s l -l level -x -a '(__kmsg_list $__kmsg_levels)' -d "only these levels"
 complete -c kmsg -n $c -s f -l facility -x -a '(__kmsg_list $__kmsg_facilities)' -d "only these facilities"
 complete -c kmsg -n $c -s k -l kernel -d "only kern records"
@@ -173,7 +173,8 @@ complete -c kmsg -n $c -s J -l json -d "one JSON object"
 
 # kmsg listen
 set -l c '__kmsg_is listen'
-complete -c kmsg -n $c -s u -l socket -r -F -d "the datagram socket to bind (default /dev/log)"
+complete -c kmsg -n $c -s u -l socket -r -F -d "the socket to bind (default /dev/log)"
+complete -c kmsg -n $c -l stream -d "bind a stream socket rather than a datagram one"
 complete -c kmsg -n $c -l log-size -x -d "size of the log if it must be made"
 complete -c kmsg -n $c -l max-text -x -d "longest text of the log if it must be made"
 
