@@ -328,11 +328,12 @@ static int accounted(uint64_t *seq, const struct kmsg_record *rec)
  * number not accounted for in the log (0: none of this boot is, the
  * kernel's first record), and c->since_ns.  The newest record of the
  * boot that accounts for one is looked for in windows back from the
- * log's end.  When none is found but the log has evicted records and
- * holds none of an earlier boot, what was copied of this boot may have
- * been evicted: then only the kernel's records logged after the oldest
- * record the log keeps of this boot are taken (since_ns), so that
- * nothing copied before comes twice.  Returns 1 if a position was found,
+ * log's end.  When none is found but the log has evicted records of this
+ * boot, what was copied of it may have been among them: then only the
+ * kernel's records logged after the oldest record the log keeps of this
+ * boot are taken (since_ns), so that nothing copied before comes twice
+ * (a first copy into a log that a busy boot had already filled misses
+ * what the kernel logged before that record, and says so).  Returns 1 if a position was found,
  * 0 if not, or a negative code.
  */
 static int resume(struct copier *c, uint64_t kboot)
@@ -372,7 +373,9 @@ static int resume(struct copier *c, uint64_t kboot)
 		c->next = best + 1;
 		goto out;
 	}
-	if (n == 1 && kmsg_log_stat(&st, c->log) == 0 && st.evicted > 0 &&
+	/* this boot's first number (its first writer renewed the numbering)
+	 * is gone: the log evicted records of this boot */
+	if (n == 1 && kmsg_log_stat(&st, c->log) == 0 && boots[0].first_seq > st.seq_id_since &&
 	    kmsg_reader_seek_seq(r, boots[0].first_seq) == 0 &&
 	    kmsg_reader_next(r, &rec) == 1 && rec.boot_id == kboot) {
 		struct timespec b, m;

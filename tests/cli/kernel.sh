@@ -130,6 +130,12 @@ expect_status 0 fake "$T/dev1" -F "$T/boots.log"
 expect_file_eq "$T/want" "$T/got"
 expect_eq "" "$("$KMSG" read -F "$T/boots.log" -k -b 0)" "kernel records of the new boot"
 
+case_ "a log with this boot's records whole but no copy: from the first record"
+"$KMSG" emit -F "$T/emitted.log" "written before any copy"
+expect_status 0 fake "$T/dev7" -F "$T/emitted.log"
+expect_grep "copying the kernel's log from its first record" "$T/err"
+expect_grep "copied 50, already stored 0" "$T/err"
+
 case_ "no /dev/kmsg: a clear error, and no log made"
 expect_status 1 fake "$T/none" -F "$T/never.log"
 expect_grep "no such device: the kernel's log is not here (in a container?)" "$T/err"
