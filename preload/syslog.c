@@ -74,7 +74,8 @@
  * FALLING BACK
  *
  * When the log cannot be opened (no permission, no directory, not a log,
- * ...), one line on standard error says so and why, once per process,
+ * ...), one line on standard error says so and why, once per process
+ * (a child forked after it falls back without a word),
  * and the messages go to the real syslog(3) (the next definition, found
  * with dlsym(RTLD_NEXT)), given this library's openlog settings; after
  * closelog the log is tried again.  A message an open log refuses (its
@@ -136,7 +137,9 @@ static _Atomic int options;              /* openlog's LOG_* options */
 static _Atomic int facility = LOG_USER;  /* shifted, as LOG_USER is */
 static _Atomic int mask = 0xff;
 
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static char path[PATH_MAX];              /* the log, fixed at load */
+static int path_error;                   /* a $KMSG_FILE too long for path */
 static unsigned open_flags = KMSG_OPEN_WRITE;
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -161,20 +164,32 @@ static void on_fork_child(void)
 	pthread_mutex_init(&open_lock, NULL);
 }
 
-__attribute__((constructor)) static void setup(void)
+static void setup(void)
 {
 	const char *env = secure_getenv("KMSG_FILE"), *one = secure_getenv("KMSG_ONE_HOST");
 
-	if (!env || !*env || strlen(env) >= sizeof(path))
+	if (!env || !*env)
 		env = "/var/log/kmsg";
-	memcpy(path, env, strlen(env) + 1);
-	atomic_store(&self_pid, (long)getpid());
+	if (strlen(env) < sizeof(path))
+		memcpy(path, env, strlen(env) + 1);
+	else
+		path_error = -ENAMETOOLONG;  /* said when the log is opened */
 	if (one && *one && strcmp(one, "0") != 0)
 		open_flags |= KMSG_OPEN_ONE_HOST;
+	atomic_store(&self_pid, (long)getpid());
 	real_openlog = (void (*)(const char *, int, int))dlsym(RTLD_NEXT, "openlog");
 	real_closelog = (void (*)(void))dlsym(RTLD_NEXT, "closelog");
 	real_syslog = (void (*)(int, const char *, ...))dlsym(RTLD_NEXT, "syslog");
 	pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+/*
+ * At load, where the environment is the program's as it started; and
+ * before, when another library's constructor logs before this one's.
+ */
+__attribute__((constructor)) static void set_up(void)
+{
+	pthread_once(&setup_once, setup);
 }
 
 /* ---- the log --------------------------------------------------------- */
@@ -190,7 +205,7 @@ static void say_unopenable(int rc)
 	n = snprintf(line, sizeof(line),
 		     "libkmsg-syslog: cannot open the log '%s': %s; syslog(3) messages "
 		     "of %s[%ld] go to the system's syslog instead (set KMSG_FILE to a "
-		     "log it may write)\n", path, kmsg_strerror(rc),
+		     "log it may write)\n", path_error ? "$KMSG_FILE" : path, kmsg_strerror(rc),
 		     program_invocation_short_name, (long)getpid());
 	if (n > 0)
 		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
@@ -211,7 +226,7 @@ static int log_open(void)
 	} else if (atomic_load(&unopenable)) {
 		ok = 0;
 	} else {
-		rc = kmsg_log_create(&l, path, NULL, open_flags);
+		rc = path_error ? path_error : kmsg_log_create(&l, path, NULL, open_flags);
 		ok = rc == 0;
 		if (ok)
 			atomic_store(&log_h, l);
@@ -366,6 +381,7 @@ static void log_message(int pri, int flag, const char *fmt, va_list ap)
 	struct kmsg_log *l;
 	va_list again;
 
+	pthread_once(&setup_once, setup);
 	if (pri & ~(LOG_PRIMASK | LOG_FACMASK)) {
 		syslog(INTERNALLOG, "syslog: unknown facility/priority: %x", pri);
 		pri &= LOG_PRIMASK | LOG_FACMASK;
@@ -424,7 +440,8 @@ static void log_message(int pri, int flag, const char *fmt, va_list ap)
 	len = whole < size ? whole : size - 1;  /* without memory: what fits */
 
 	if (opts & LOG_PERROR) {
-		struct iovec iov[2] = { { buf, len }, { (char *)"\n", 1 } };
+		/* up to a NUL in the message, as glibc's "%s" writes it */
+		struct iovec iov[2] = { { buf, strnlen(buf, len) }, { (char *)"\n", 1 } };
 		int nl = len > 0 && buf[len - 1] == '\n';
 		(void)!writev(STDERR_FILENO, iov, nl ? 1 : 2);
 	}
@@ -472,6 +489,7 @@ EXPORT void openlog(const char *ident, int option, int fac)
 {
 	int saved = errno;
 
+	pthread_once(&setup_once, setup);
 	if (ident)
 		atomic_store(&tag, ident);
 	atomic_store(&options, option);
@@ -492,6 +510,7 @@ EXPORT void closelog(void)
 	struct timespec t0, t, pause = { 0, 1000000 };
 	int saved = errno;
 
+	pthread_once(&setup_once, setup);
 	pthread_mutex_lock(&open_lock);
 	atomic_store(&tag, NULL);
 	atomic_fetch_add(&settings_gen, 1);
