@@ -94,7 +94,7 @@ enum { OPT_SOCKET = 1, OPT_STREAM, OPT_FILE, OPT_LOG_SIZE, OPT_MAX_TEXT };
 
 const struct poptOption listen_options[] = {
 	{ "socket", 'u', POPT_ARG_STRING, NULL, OPT_SOCKET,
-	  "the datagram socket to bind (default /dev/log, when no one listens there)",
+	  "the socket to bind (default /dev/log, when no one listens there)",
 	  "PATH" },
 	{ "stream", '\0', POPT_ARG_NONE, NULL, OPT_STREAM,
 	  "bind a stream socket (SOCK_STREAM) rather than a datagram one", NULL },
