@@ -93,6 +93,9 @@ struct ship_proto {
 	 * (a datagram's limit): the shipper says so on stderr, as a message
 	 * is never cut silently. */
 	uint64_t (*cut)(struct ship_conn *c);
+	/* 1: the messages are Journal Export entries (read -o export), not
+	 * syslog messages (http, for systemd-journal-remote). */
+	int export_entries;
 };
 
 /* How often, at least, pump() is called while records are in flight. */
