@@ -136,6 +136,18 @@ expect_status 0 fake "$T/dev7" -F "$T/emitted.log"
 expect_grep "copying the kernel's log from its first record" "$T/err"
 expect_grep "copied 50, already stored 0" "$T/err"
 
+case_ "SIGKILL in the middle of a backlog: the next run completes it, none twice"
+awk 'BEGIN { for (i = 0; i < 100000; i++) printf "6,%d,%d,-;backlog %d\n", i, i * 10, i }' \
+	>"$T/dev8"
+KMSG_TEST_KERNEL_DEVICE=$T/dev8 "$KMSG" kernel -F "$T/killed.log" --log-size 32M 2>/dev/null &
+kpid=$!
+sleep 0.2
+{ kill -KILL $kpid; wait $kpid; } 2>/dev/null
+expect_status 0 fake "$T/dev8" -F "$T/killed.log" --log-size 32M
+expect_eq "100000 0 99999" "$(seqs "$T/killed.log" | awk 'NR == 1 { f = $1 } { l = $1 }
+	END { print NR, f, l }')" "kernel records stored, first, last"
+contiguous "$T/killed.log" && ok || fail "kernel numbers are not contiguous after a SIGKILL"
+
 case_ "no /dev/kmsg: a clear error, and no log made"
 expect_status 1 fake "$T/none" -F "$T/never.log"
 expect_grep "no such device: the kernel's log is not here (in a container?)" "$T/err"
