@@ -184,6 +184,9 @@ struct waiter {
 	int arm[2];              /* the shipper writes where it is, 8 bytes */
 	int efd;                 /* written when records are there */
 	int armed;               /* the shipper's: asked and not yet answered */
+	int started;
+	pthread_t t;
+	atomic_int stop;         /* waiter_stop(): end now */
 };
 
 struct shipper {
@@ -250,8 +253,10 @@ static void *waiter_main(void *arg)
 	while (read(w->arm[0], &at, sizeof(at)) == (ssize_t)sizeof(at)) {
 		int rc = kmsg_reader_seek_seq(w->r, at);
 
-		while (rc == 0)
+		while (rc == 0 || (rc == -EINTR && !atomic_load(&w->stop)))
 			rc = kmsg_reader_wait(w->r, -1);
+		if (atomic_load(&w->stop))
+			break;
 		/* an error wakes the shipper too: its own read says what */
 		if (write(w->efd, &one, sizeof(one)) < 0)
 			break;
@@ -259,9 +264,14 @@ static void *waiter_main(void *arg)
 	return NULL;
 }
 
+/* SIGUSR2 interrupts the waiter's sleep at the end (waiter_stop()). */
+static void on_wake(int sig)
+{
+	(void)sig;
+}
+
 static int waiter_start(struct waiter *w, const char *path)
 {
-	pthread_t t;
 	sigset_t all, old;
 	int rc;
 
@@ -274,15 +284,53 @@ static int waiter_start(struct waiter *w, const char *path)
 	if (pipe2(w->arm, O_CLOEXEC) < 0 ||
 	    (w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
 		return -errno;
-	/* the thread takes no signal: they are the signalfd's */
+	/* the thread takes no signal but SIGUSR2, which ends its sleep at
+	 * the end: the others are the signalfd's */
+	sigaction(SIGUSR2, &(struct sigaction){ .sa_handler = on_wake }, NULL);
 	sigfillset(&all);
+	sigdelset(&all, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&t, NULL, waiter_main, w);
+	rc = pthread_create(&w->t, NULL, waiter_main, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0)
 		return -rc;
-	pthread_detach(t);
+	w->started = 1;
 	return 0;
+}
+
+/*
+ * Ends the waiter and frees what it has: its pipe closed (for a thread
+ * waiting for a word), SIGUSR2 (for one asleep on the futex) sent until
+ * it has ended, as a signal that comes just before it goes to sleep is
+ * not seen by the sleep.
+ */
+static void waiter_stop(struct waiter *w)
+{
+	if (w->started) {
+		atomic_store(&w->stop, 1);
+		close(w->arm[1]);
+		w->arm[1] = -1;
+		for (;;) {
+			struct timespec ts;
+
+			pthread_kill(w->t, SIGUSR2);
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 20 * 1000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			if (pthread_timedjoin_np(w->t, NULL, &ts) == 0)
+				break;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (w->arm[i] >= 0)
+			close(w->arm[i]);
+	if (w->efd >= 0)
+		close(w->efd);
+	kmsg_reader_free(w->r);
+	kmsg_log_close(w->log);
 }
 
 /* Asks the waiter to say when a record numbered at or more is there. */
@@ -1047,6 +1095,7 @@ int cmd_ship(int argc, const char **argv)
 	int status, sfd = -1, rc;
 
 	memset(&s, 0, sizeof(s));
+	s.w.arm[0] = s.w.arm[1] = s.w.efd = -1;
 	memset(&cur, 0, sizeof(cur));
 	out_init(&o);
 	handler.state = &so;
@@ -1133,6 +1182,7 @@ int cmd_ship(int argc, const char **argv)
 		cur_end(&cur, &o);
 	}
 out:
+	waiter_stop(&s.w);
 	if (sfd >= 0)
 		close(sfd);
 	if (s.conn)

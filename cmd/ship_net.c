@@ -76,7 +76,6 @@ struct ship_conn {
 	uint64_t written;        /* tcp: bytes written since the connect */
 	size_t bytes;            /* message bytes queued and not delivered */
 	uint64_t cut;            /* datagrams cut to max_dgram */
-	char name[300];          /* "tcp://host:port", for messages */
 };
 
 static void set_err(struct ship_err *e, int permanent, const char *fmt, ...)
@@ -106,10 +105,6 @@ static struct ship_conn *conn_new(const struct ship_target *t, int kind, struct 
 	c->kind = kind;
 	c->window_msgs = t->window_msgs;
 	c->window_bytes = t->window_bytes;
-	if (!strcmp(t->scheme, "unix"))
-		snprintf(c->name, sizeof(c->name), "unix:%s", t->path);
-	else
-		snprintf(c->name, sizeof(c->name), "%s://%s:%s", t->scheme, t->host, t->port);
 	return c;
 }
 
@@ -139,8 +134,7 @@ static int inet_connect(struct ship_conn *c, const struct ship_target *t, int ty
 
 	if (rc != 0) {
 		/* a name that does not resolve now may later (DNS down) */
-		set_err(e, 0, "%s: %s", c->name, rc == EAI_SYSTEM ? strerror(errno) :
-			gai_strerror(rc));
+		set_err(e, 0, "%s", rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 		return -1;
 	}
 	for (struct addrinfo *a = ai; a; a = a->ai_next) {
@@ -162,7 +156,7 @@ static int inet_connect(struct ship_conn *c, const struct ship_target *t, int ty
 	}
 	freeaddrinfo(ai);
 	if (c->fd < 0) {
-		set_err(e, 0, "%s: %s", c->name, strerror(err ? err : EADDRNOTAVAIL));
+		set_err(e, 0, "%s", strerror(err ? err : EADDRNOTAVAIL));
 		return -1;
 	}
 	return 0;
@@ -212,7 +206,7 @@ static int dgram_open(struct ship_conn **out, const struct ship_target *t, struc
 		memcpy(sa.sun_path, t->path, strnlen(t->path, sizeof(sa.sun_path) - 1));
 		c->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-			set_err(e, 0, "%s: %s", c->name, strerror(errno));
+			set_err(e, 0, "%s", strerror(errno));
 			net_free(c);
 			return -1;
 		}
@@ -275,7 +269,7 @@ static int net_queue(struct ship_conn *c, const void *msg, size_t len, uint64_t 
 	size_t hl = 0;
 
 	if (c->n >= c->window_msgs) {
-		set_err(e, 0, "%s: queued past the window", c->name);
+		set_err(e, 0, "queued past the window");
 		return -1;
 	}
 	if (c->kind == SOCK_DGRAM && len > c->max_dgram) {
@@ -329,7 +323,7 @@ static int tcp_pump(struct ship_conn *c, short revents, uint64_t *delivered,
 		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
 			err = errno;
 		if (err) {
-			set_err(e, 0, "%s: %s", c->name, strerror(err));
+			set_err(e, 0, "%s", strerror(err));
 			return -1;
 		}
 		c->connecting = 0;
@@ -343,11 +337,11 @@ static int tcp_pump(struct ship_conn *c, short revents, uint64_t *delivered,
 			got += (size_t)n;
 		if (got < DRAIN_MAX) {
 			if (n == 0) {
-				set_err(e, 0, "%s: the collector closed the connection", c->name);
+				set_err(e, 0, "the collector closed the connection");
 				return -1;
 			}
 			if (errno != EAGAIN && errno != EINTR) {
-				set_err(e, 0, "%s: %s", c->name, strerror(errno));
+				set_err(e, 0, "%s", strerror(errno));
 				return -1;
 			}
 		}
@@ -359,7 +353,7 @@ static int tcp_pump(struct ship_conn *c, short revents, uint64_t *delivered,
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				break;
-			set_err(e, 0, "%s: %s", c->name, strerror(errno));
+			set_err(e, 0, "%s", strerror(errno));
 			return -1;
 		}
 		c->off += (size_t)n;
@@ -368,7 +362,7 @@ static int tcp_pump(struct ship_conn *c, short revents, uint64_t *delivered,
 	if (c->n == 0)
 		return 0;
 	if (ioctl(c->fd, SIOCOUTQ, &outq) < 0) {
-		set_err(e, 1, "%s: SIOCOUTQ: %s", c->name, strerror(errno));
+		set_err(e, 1, "SIOCOUTQ: %s", strerror(errno));
 		return -1;
 	}
 	/* the stream up to written - outq is in the collector's kernel */
@@ -398,7 +392,7 @@ static int dgram_pump(struct ship_conn *c, short revents, uint64_t *delivered,
 				c->cut++;
 				continue;
 			}
-			set_err(e, 0, "%s: %s", c->name, strerror(errno));
+			set_err(e, 0, "%s", strerror(errno));
 			return -1;
 		}
 		c->off += m->len;
