@@ -16,9 +16,9 @@ const struct kmsg_cmd kmsg_commands[] = {
 	{ "stat",   cmd_stat,   "show the state of a log: size, records, losses", stat_options },
 	{ "listen", cmd_listen, "take syslog messages from a socket (/dev/log) into the log",
 	  listen_options },
-	{ NULL, NULL, NULL, NULL }
 	{ "kernel", cmd_kernel, "copy the kernel's log (/dev/kmsg) into the log, as klogd did",
 	  kernel_options },
+	{ NULL, NULL, NULL, NULL }
 };
 
 static void usage(FILE *f)
