@@ -12,7 +12,8 @@
 #   silent     reads and never answers
 #   good       acks every message
 # Each message acked is appended to ACKFILE as its seq="N" (one a line),
-# so that the test can hold the shipper's cursor to what was acked.
+# so that the test can hold the shipper's cursor to what was acked, and
+# each close as "close TXNR".
 import re
 import socket
 import sys
@@ -53,6 +54,8 @@ def serve(conn, mode, acks):
             conn.sendall(frame(txnr, b"rsp", OPEN_RSP))
             continue
         if cmd == b"close":
+            acks.write("close %d\n" % txnr)
+            acks.flush()
             conn.sendall(frame(txnr, b"rsp"))
             return
         if mode == "silent":

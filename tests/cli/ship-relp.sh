@@ -310,6 +310,22 @@ if [ "$cur" -ge 3 ]; then ok; else fail "cursor at $cur: the acks were not follo
 small_enough "$peak" 30000
 kill $hpid; wait $hpid 2>/dev/null
 
+case_ "relp: a session's last TXNR closes it, and a new one goes on"
+rm -f "$T/cursor" "$T/acks" "$T/hport"
+python3 "$SRC/tests/cli/relp-hostile.py" "$T/hport" "$T/acks" good &
+hpid=$!
+for i in $(seq 600); do [ -s "$T/hport" ] && break; sleep 0.05; done
+HPORT=$(cat "$T/hport")
+: >"$T/ship.err"
+KMSG_TEST_RELP_TXNR=999999990 ship --to "relp://127.0.0.1:$HPORT" --window 4
+wait_for "caught up" "$T/ship.err" 60 || fail "never caught up: $(cat "$T/ship.err")"
+stop_bg $spid TERM
+expect_grep "transaction numbers are spent; a new session begins" "$T/ship.err"
+expect_grep "^close 999999999$" "$T/acks"
+expect_eq "" "$(seq 2001 | sort | comm -23 - <(grep -v close "$T/acks" | sort -u) | head -3)" \
+	"records not acked"
+kill $hpid; wait $hpid 2>/dev/null
+
 case_ "relp: a server that never answers holds the window, no more"
 rm -f "$T/cursor" "$T/acks" "$T/hport"
 python3 "$SRC/tests/cli/relp-hostile.py" "$T/hport" "$T/acks" silent &
