@@ -192,6 +192,14 @@ if command -v systemd-analyze >/dev/null; then
 		"$T/units/kmsg-listen.service" >"$T/verify.log" 2>&1; then ok; else
 		fail "systemd-analyze verify: $(cat "$T/verify.log")"; fi
 fi
+# kmsg-ship@.service: an instance of it verified, its kmsg the one installed
+if [ -f "$U/kmsg-ship@.service" ]; then ok; else fail "no kmsg-ship@.service in $U"; fi
+sed "s#^ExecStart=/[^ ]*/kmsg #ExecStart=$T/usr/bin/kmsg #" "$U/kmsg-ship@.service" \
+	>"$T/units/kmsg-ship@central.service"
+if command -v systemd-analyze >/dev/null; then
+	if systemd-analyze verify --man=no "$T/units/kmsg-ship@central.service" \
+		>"$T/verify.log" 2>&1; then ok; else fail "systemd-analyze verify: $(cat "$T/verify.log")"; fi
+fi
 # the listen service runs kmsg by its full path, and its socket is not
 # the /dev/log that journald owns
 if grep -q '^ExecStart=/[^ ]*/kmsg listen$' "$U/kmsg-listen.service"; then ok; else

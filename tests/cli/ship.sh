@@ -177,10 +177,22 @@ echo "ship: after two SIGKILLs of the shipper: 0 lost of $last, $dups sent twice
 
 case_ collector_down
 # the collector SIGKILLed once all it had is written, records written
-# while it is down, then back: all arrive
+# while it is down (KMSG_TEST_SHIP_DOWN seconds, default 2: a minute or
+# more by hand), then back: all arrive, and the shipper's memory stayed
+# as it was
 rs_kill
-write 500
-sleep 1.5
+rss0=$(awk '/VmRSS/ { print $2 }' "/proc/$SHPID/status")
+peak=$rss0
+for i in $(seq $(( ${KMSG_TEST_SHIP_DOWN:-2} * 2 ))); do
+	write 500
+	r=$(awk '/VmRSS/ { print $2 }' "/proc/$SHPID/status")
+	[ "$r" -gt "$peak" ] && peak=$r
+	sleep 0.5
+done
+if [ -z "$SANITIZED" ]; then
+	[ $((peak - rss0)) -lt 4096 ] && ok ||
+		fail "shipper's memory grew by $((peak - rss0)) KiB while the collector was down"
+fi
 rs_start
 last=$(last_seq)
 wait_seqs 1 "$last" || fail "$(missing 1 "$last") records missing after the collector came back"
