@@ -870,7 +870,7 @@ static const struct ship_proto *find_proto(const char *scheme)
 static int parse_url(struct shipper *s, const char *url)
 {
 	static const char *const schemes[] = { "tcp", "tls", "udp", "relp", "unix", "http" };
-	static const char *const ports[] = { "514", "6514", "514", "2514", "", "80" };
+	static const char *const ports[] = { "514", "6514", "514", "2514", "", "19532" };
 	const char *rest, *colon, *host;
 	size_t hl, i;
 
