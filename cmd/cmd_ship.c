@@ -1094,6 +1094,14 @@ int cmd_ship(int argc, const char **argv)
 	sigset_t sigs;
 	int status, sfd = -1, rc;
 
+	/* blocked from the start: a SIGTERM while the log is opened waits
+	 * for the loop, which ends cleanly, instead of killing the process */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	memset(&s, 0, sizeof(s));
 	s.w.arm[0] = s.w.arm[1] = s.w.efd = -1;
 	memset(&cur, 0, sizeof(cur));
@@ -1159,12 +1167,6 @@ int cmd_ship(int argc, const char **argv)
 			  kmsg_strerror(rc) : strerror(-rc));
 		goto out;
 	}
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGHUP);
-	sigaddset(&sigs, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		cli_error("signalfd", "%s", strerror(errno));
