@@ -279,13 +279,19 @@ expect_grep "not signed by --tls-ca" "$T/err"
 stop_rsyslog
 
 # ---- a RELP server that lies ---------------------------------------------
+# start_hostile MODE...: relp-hostile.py on a free port ($HPORT), its acks
+# in $T/acks; the cursor file and acks of before gone
+start_hostile() {
+	rm -f "$T/cursor" "$T/acks" "$T/hport"
+	python3 "$SRC/tests/cli/relp-hostile.py" "$T/hport" "$T/acks" "$@" &
+	hpid=$!
+	for i in $(seq 600); do [ -s "$T/hport" ] && break; sleep 0.05; done
+	HPORT=$(cat "$T/hport")
+}
+
 case_ "relp: a hostile server never moves the cursor past what it acked"
-rm -f "$T/cursor" "$T/acks" "$T/hport"
-python3 "$SRC/tests/cli/relp-hostile.py" "$T/hport" "$T/acks" garbage huge wrongtxnr cut \
-	refuse serverclose garbage huge &
-hpid=$!
-for i in $(seq 600); do [ -s "$T/hport" ] && break; sleep 0.05; done
-HPORT=$(cat "$T/hport")
+start_hostile garbage huge wrongtxnr cut \
+	refuse serverclose garbage huge
 : >"$T/ship.err"
 ship --to "relp://127.0.0.1:$HPORT" --window 16
 # every hostile mode met at least once: eight connections
@@ -311,11 +317,7 @@ small_enough "$peak" 30000
 kill $hpid; wait $hpid 2>/dev/null
 
 case_ "relp: a session's last TXNR closes it, and a new one goes on"
-rm -f "$T/cursor" "$T/acks" "$T/hport"
-python3 "$SRC/tests/cli/relp-hostile.py" "$T/hport" "$T/acks" good &
-hpid=$!
-for i in $(seq 600); do [ -s "$T/hport" ] && break; sleep 0.05; done
-HPORT=$(cat "$T/hport")
+start_hostile good
 : >"$T/ship.err"
 KMSG_TEST_RELP_TXNR=999999990 ship --to "relp://127.0.0.1:$HPORT" --window 4
 wait_for "caught up" "$T/ship.err" 60 || fail "never caught up: $(cat "$T/ship.err")"
@@ -327,11 +329,7 @@ expect_eq "" "$(seq 2001 | sort | comm -23 - <(grep -v close "$T/acks" | sort -u
 kill $hpid; wait $hpid 2>/dev/null
 
 case_ "relp: a server that never answers holds the window, no more"
-rm -f "$T/cursor" "$T/acks" "$T/hport"
-python3 "$SRC/tests/cli/relp-hostile.py" "$T/hport" "$T/acks" silent &
-hpid=$!
-for i in $(seq 600); do [ -s "$T/hport" ] && break; sleep 0.05; done
-HPORT=$(cat "$T/hport")
+start_hostile silent
 expect_status 0 timeout --preserve-status -s TERM 3 "$KMSG" ship --to "relp://127.0.0.1:$HPORT" --window 16 \
 	--cursor-file "$T/cursor"
 expect_eq "" "$(cursor_seq)" "cursor with nothing acked"
