@@ -64,6 +64,6 @@ for o in short raw json json-pretty json-seq kmsg; do
 	expect_status 0 "$KMSG" read -o $o
 done
 expect_status 2 "$KMSG" read -o short-full
-expect_grep "not one of short, raw, json, json-pretty, json-seq, kmsg, short-iso, short-iso-precise, short-precise, short-monotonic, short-unix, cat" "$T/err"
+expect_grep "not one of short, raw, json, json-pretty, json-seq, kmsg, export, short-iso, short-iso-precise, short-precise, short-monotonic, short-unix, cat" "$T/err"
 
 finish
