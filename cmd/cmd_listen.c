@@ -1073,6 +1073,9 @@ int cmd_listen(int argc, const char **argv)
 					     drain(&l, sock, sockname) == 0 &&
 					     recv(sock, NULL, 0, MSG_DONTWAIT | MSG_PEEK) >= 0; b++)
 						;
+					/* and what connected before it */
+					if (l.stream && !l.paused_ms)
+						conn_accept(&l, sock);
 					for (size_t c = 0; c < CONN_MAX; c++)
 						if (l.conns[c].fd >= 0)
 							conn_finish(&l, &l.conns[c]);

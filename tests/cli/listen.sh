@@ -484,7 +484,15 @@ for i in $(seq 200); do
 	sleep 0.1
 done
 expect_eq 10000 "$("$KMSG" read -F "$L" -t | grep '^crowd ' | sort -u | wc -l)" "distinct records of 100 clients"
+
+case_ "SIGTERM: a connection made before it, not yet accepted, is read"
+# (the signal first, so that the loop sees it before the connection)
+kill -STOP $lpid
+kill -TERM $lpid
+logger -u "$S" "connected before the end"
+kill -CONT $lpid
 stop_listen
+stored "connected before the end"
 expect_grep "connections [0-9]* (open 0)" "$T/l.err"
 [ -e "$S" ] && fail "the stream socket is left behind"
 
