@@ -168,8 +168,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *p;
 		unsigned sel = size > 2 ? data[0] | data[1] << 8 | (unsigned)data[2] << 16 :
 			       size > 1 ? data[0] | data[1] << 8 : 0;
-		o.output = (enum kmsg_output)(sel % (KMSG_OUT_JSON_SEQ + 1));
-		o.time = (enum kmsg_time_format)(sel / (KMSG_OUT_JSON_SEQ + 1) %
+		o.output = (enum kmsg_output)(sel % (KMSG_OUT_EXPORT + 1));
+		o.time = (enum kmsg_time_format)(sel / (KMSG_OUT_EXPORT + 1) %
 						 (KMSG_TIME_SHORT_UNIX + 1));
 		o.flags = sel >> 8 & 0x7ff;
 		o.caller_width = sel >> 4 & 0xf;
