@@ -19,8 +19,8 @@
  *    that vouches stores (_PID, _UID, _GID: KMSG_VOUCHED) are the
  *    journal's trusted fields of the same names and mean the same.  A
  *    _BOOT_ID among them would replace the entry's boot: it is written
- *    as KMSG_VOUCHED_BOOT_ID.  A key no journal name can be (a damaged
- *    record's, a vouched key of 65 bytes) is left out and counted.
+ *    as KMSG_VOUCHED_BOOT_ID.  A key no journal name can be (a vouched
+ *    key of 65 bytes: _ and 64 of the key rule) is left out and counted.
  *  - An entry of more than 1024 fields is skipped (read from a file) or
  *    ends the connection (over HTTP): past EXPORT_FIELDS_MAX of a
  *    record's own the rest are left out and counted, in
