@@ -546,6 +546,18 @@ uint64_t kmsg__ring_seq_id(const struct kmsg_log *log);
  * (UINT64_MAX if it cannot tell): KMSG__BLOCK_*, with *len the bytes to
  * step over (0 if unknown yet) and *seq its number if known.
  */
+/*
+ * Is the block at pos, whose tag was loaded as pos (committed), really
+ * committed?  Always, but at position 0 (BLOCK STATES, the first block):
+ * there a new file's zeroed tag reads as committed before any writer has
+ * marked the block, and only a whole block whose tag is still 0 after
+ * its checksum was loaded is one.  Costs a compare elsewhere.
+ */
+int kmsg__ring_first_committed(const struct kmsg_log *log);
+static inline int kmsg__ring_committed(const struct kmsg_log *log, uint64_t pos, uint64_t tag)
+{
+	return tag == pos && (pos != 0 || kmsg__ring_first_committed(log));
+}
 enum { KMSG__BLOCK_WAIT, KMSG__BLOCK_HOLE, KMSG__BLOCK_DAMAGE,
        KMSG__BLOCK_AGAIN /* its tag changed since: look again */ };
 int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct window *w,

@@ -154,7 +154,8 @@ static int waited_out(struct kmsg_iter *it, uint64_t pos)
 	}
 	if (now - it->wait_since >= bound)
 		return 1;
-	return atomic_load_explicit(&a->stall_pos, memory_order_acquire) == pos &&
+	/* (stall_pos 0 is no note: ring.c, stall_expired()) */
+	return pos != 0 && atomic_load_explicit(&a->stall_pos, memory_order_acquire) == pos &&
 	       kmsg__elapsed_ns(now, atomic_load_explicit(&a->stall_since,
 							  memory_order_relaxed)) >= bound;
 }
@@ -354,7 +355,7 @@ int kmsg__iter_next(struct kmsg_iter *it, struct kmsg_record *rec)
 		}
 		src = bulk_block(it, pos, phys, &w);                                  /* B1 */
 		tag = src ? pos : __atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_ACQUIRE); /* R2 */
-		if (tag != pos) {
+		if (!kmsg__ring_committed(log, pos, tag)) {
 			uint64_t seq = 0;
 			int st;
 
@@ -519,7 +520,7 @@ int kmsg__iter_ready(struct kmsg_iter *it)
 		return pos > w.end && pos > ring_norm(log, w.end) && it->expect_known;
 	phys = pos % log->data_size;
 	tag = __atomic_load_n(&ring_block(log, phys)->tag, __ATOMIC_ACQUIRE);
-	if (tag == pos || log->version == KMSG_FORMAT_V1 || pos < w.head)
+	if (kmsg__ring_committed(log, pos, tag) || log->version == KMSG_FORMAT_V1 || pos < w.head)
 		return 1;
 	{
 		uint64_t len, seq;

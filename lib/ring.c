@@ -43,6 +43,16 @@
  *
  * A record of the first format is a committed block.
  *
+ * The first block of a log, at position 0, starts with the tag a new
+ * file holds, 0, which reads as committed at 0 before its writer has
+ * marked it.  There alone a tag of 0 is taken for committed only if the
+ * block is whole: its checksum loaded (acquire) before the rest is right
+ * and the tag is still 0 after, which, as the checksum is stored after
+ * the mark (W6 after M1), is the commit; otherwise the block is
+ * unmarked (kmsg__ring_first_committed()).  A reader that took it for
+ * damage would skip the first record of a new log, and an evictor would
+ * pass its stalled writer without a quarantine.
+ *
  * WRITER STEPS (append.c and the functions below)
  *
  *	W1  build: check the entry, measure the record, read the clock.
@@ -548,8 +558,9 @@ static uint64_t next_mark(const struct kmsg_log *log, uint64_t from, uint64_t to
 			continue;
 		}
 		tag = load_tag(log, phys);
-		if (tag_pos(tag) != q)
-			continue;
+		if (tag_pos(tag) != q ||
+		    (q == 0 && tag == 0 && !kmsg__ring_first_committed(log)))
+			continue;  /* (a new log's first block, unmarked: BLOCK STATES) */
 		memcpy(hd, log->data + phys, REC_HDR);
 		if (hd->len >= REC_HDR && hd->len % REC_ALIGN == 0 && hd->len <= D &&
 		    tag_pos(hd->tag) == q)
@@ -588,6 +599,29 @@ static int tag_damaged(const struct kmsg_log *log, uint64_t pos, uint64_t phys, 
 	return load_tag(log, phys) == tag;                                          /* D2 */
 }
 
+int kmsg__ring_first_committed(const struct kmsg_log *log)
+{
+	const struct rec_hdr *b = ring_block(log, 0);
+	uint32_t crc = __atomic_load_n(&b->crc, __ATOMIC_ACQUIRE);                  /* D1 */
+	struct rec_hdr h;
+	uint64_t len;
+
+	memcpy(&h, log->data, REC_HDR);
+	h.tag = 0;
+	len = kmsg__rec_header_at(log, 0, 0, (const unsigned char *)&h);
+	if (!len)
+		return 0;
+	/* A pad is stored whole before its tag: whole, it is as good as
+	 * committed (it holds no record, and its writer's record follows
+	 * it with a tag of its own). */
+	if (!(h.flags & REC_PAD) &&
+	    kmsg__rec_crc_finish(kmsg__rec_crc_body(log->data,
+						    (uint32_t)rec_size(h.text_len, h.fields_len)),
+				 h.seq, 0, rec_lenword(&h)) != crc)
+		return 0;
+	return load_tag(log, 0) == 0;                                               /* D2 */
+}
+
 /*
  * The owner of an unmarked stretch [p, y) holding `blocks` reservations:
  * the block at y names the writer of the block before it (prev_owner),
@@ -624,7 +658,9 @@ static int stall_expired(struct kmsg_log *log, uint64_t pos, int64_t mine, int64
 
 	if (now - mine >= STALL_NS)
 		return 1;
-	if (atomic_load_explicit(&a->stall_pos, memory_order_acquire) != pos) {
+	/* stall_pos 0 is no note (a new log's, or one entering a boot), so
+	 * a block at 0 is timed by each writer alone */
+	if (pos == 0 || atomic_load_explicit(&a->stall_pos, memory_order_acquire) != pos) {
 		if (log->flags & KMSG_OPEN_WRITE) {
 			atomic_store_explicit(&a->stall_since, now, memory_order_relaxed);
 			atomic_store_explicit(&a->stall_pos, pos, memory_order_release);
@@ -732,7 +768,7 @@ static int quar_done(const struct kmsg_log *log, const struct kmsg_quar *q)
 		tag = load_tag(log, phys);
 		if (later_block_at(log, p, phys))
 			return 1;  /* reused: the entry was made from a stale look */
-		if (tag_pos(tag) != p) {
+		if (tag_pos(tag) != p || (tag == 0 && !kmsg__ring_committed(log, p, tag))) {
 			/* unmarked: its writer has not come back, or the
 			 * entry is stale and p lies within a later block */
 			if (kmsg__writer_alive(log, owner, boot))
@@ -1137,9 +1173,12 @@ static int walk_step(struct kmsg_log *log, struct walk *k, const struct window *
 	struct rec_hdr hd;
 	unsigned st = tag_state(tag);
 
-	if (k->p >= k->need && (tag != k->p || k->p >= k->ahead))
+	/* the first block of a new log, not yet marked (BLOCK STATES) */
+	int first = k->p == 0 && tag == 0 && !kmsg__ring_first_committed(log);
+
+	if (k->p >= k->need && (tag != k->p || first || k->p >= k->ahead))
 		return STEP_STOP;  /* ahead of need: committed blocks only */
-	if (tag == k->p) {
+	if (tag == k->p && !first) {
 		/* The common case, a committed block: its length, flags and
 		 * number, each loaded once (after the tag: acquire), are all
 		 * the walk needs; a length no writer stores is damage,
@@ -1164,7 +1203,7 @@ static int walk_step(struct kmsg_log *log, struct walk *k, const struct window *
 			return STEP_ON;
 		}
 	}
-	if (tag_pos(tag) == k->p && st <= ST_RELEASED) {
+	if (tag_pos(tag) == k->p && st <= ST_RELEASED && !first) {
 		memcpy(&hd, log->data + phys, REC_HDR);
 		blen = hd.len;
 		if (st == ST_COMMITTED) {
@@ -1212,7 +1251,7 @@ static int walk_step(struct kmsg_log *log, struct walk *k, const struct window *
 		k->seq = k->p < w->end ? hd.seq : w->end_seq;
 		return STEP_ON;
 	}
-	if (tag_pos(tag) == k->p || tag_damaged(log, k->p, phys, tag)) {
+	if (!first && (tag_pos(tag) == k->p || tag_damaged(log, k->p, phys, tag))) {
 		/* A header with a state no writer stores, or a whole record
 		 * whose tag alone is damaged. */
 		k->damaged++;
@@ -1344,7 +1383,7 @@ static int evict(struct kmsg_log *log, uint64_t need, uint64_t ahead)
 			}
 			/* A committed record, the common case, passed here;
 			 * anything else by walk_step(). */
-			if (load_tag(log, phys) == k.p &&
+			if (kmsg__ring_committed(log, k.p, load_tag(log, phys)) &&
 			    !((len = __atomic_load_n((const uint32_t *)b, __ATOMIC_RELAXED) &
 				   0xffffff) % REC_ALIGN) &&
 			    len >= REC_HDR && len <= D - phys && len <= log->max_rec &&
@@ -2083,9 +2122,14 @@ int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct
 	*len = 0;
 	if (log->version == KMSG_FORMAT_V1)
 		return KMSG__BLOCK_DAMAGE;  /* only committed blocks below its tail */
-	if (tag == pos)
+	if (kmsg__ring_committed(log, pos, tag))
 		return KMSG__BLOCK_AGAIN;   /* its writer committed it meanwhile */
-	if (tag_pos(tag) == pos && tag_state(tag) != ST_COMMITTED &&
+	if (pos == 0 && tag == 0) {
+		/* the first block of a new log, not yet marked, unless its
+		 * tag changed since (BLOCK STATES) */
+		if (load_tag(log, 0) != 0)
+			return KMSG__BLOCK_AGAIN;
+	} else if (tag_pos(tag) == pos && tag_state(tag) != ST_COMMITTED &&
 	    tag_state(tag) <= ST_RELEASED) {
 		memcpy(&hd, log->data + phys, REC_HDR);
 		if (hd.len < REC_HDR || hd.len % REC_ALIGN || hd.len > D || pos + hd.len > w->end)
@@ -2099,9 +2143,9 @@ int kmsg__ring_unfinished(const struct kmsg_log *log, uint64_t pos, const struct
 				return KMSG__BLOCK_AGAIN;
 		}
 		return KMSG__BLOCK_HOLE;
-	}
-	if (tag_pos(tag) == pos || tag_damaged(log, pos, phys, tag))
+	} else if (tag_pos(tag) == pos || tag_damaged(log, pos, phys, tag)) {
 		return KMSG__BLOCK_DAMAGE;  /* failed its checks, or its tag is hit */
+	}
 	{
 		uint64_t y = next_mark(log, pos + REC_ALIGN, w->end, &hd), boot, yseq, blocks;
 		unsigned owner;

@@ -2,7 +2,7 @@
  * sweep.c - kmsg-sweep: one append interrupted after every single
  * instruction, by ptrace single-stepping, and each time checked.
  *
- *   kmsg-sweep [--mode kill|stop] [--path plain|evict|pad|short|all]
+ *   kmsg-sweep [--mode kill|stop] [--path plain|evict|pad|short|first|all]
  *              [--stride N] [--cold] [--others N] [--lap] [--bound-ms MS]
  *
  * A random SIGKILL finds the windows of a protocol only by luck; stepping
@@ -33,7 +33,10 @@
  *   pad    too little room before the end of the lap for the record: a
  *          pad record fills it and the record starts the next lap;
  *   short  the record leaves fewer bytes than a record header before the
- *          end of the lap, which every reader skips implicitly.
+ *          end of the lap, which every reader skips implicitly;
+ *   first  (--cold only) the log's first record, at position 0, where
+ *          the new file's zeroed tag reads as committed until it is
+ *          marked (ring.c, BLOCK STATES).
  *
  * Every step after a store to the log is visited: a kill can leave the
  * file only in one of the states between two stores, so those steps visit
@@ -145,6 +148,12 @@ static void prepare(const char *path, const char *which, int cold)
 		die("%s: %s", path, kmsg_strerror(rc));
 	memset(text, 'f', sizeof(text));
 	d = log->data_size;
+	if (!strcmp(which, "first")) {
+		if (!cold)
+			die("the path 'first' needs --cold: a warm-up append would take position 0");
+		kmsg_log_close(log);
+		return;
+	}
 	if (!strcmp(which, "plain"))
 		want = 5 * 200;
 	else if (!strcmp(which, "evict"))
@@ -154,7 +163,7 @@ static void prepare(const char *path, const char *which, int cold)
 	else if (!strcmp(which, "short"))
 		want = d - rec - 40;        /* 40 bytes left after the record */
 	else
-		die("unknown path '%s' (plain, evict, pad, short, all)", which);
+		die("unknown path '%s' (plain, evict, pad, short, first, all)", which);
 	if (!cold)
 		want -= warm;
 	want &= ~(uint64_t)(REC_ALIGN - 1);
@@ -621,7 +630,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *all[] = { "plain", "evict", "pad", "short" };
+	static const char *all[] = { "plain", "evict", "pad", "short", "first" };
 	const char *mode = "kill", *paths = "all";
 	long stride = 1, nothers = 5, bound_ms = 10, offset = 0;
 	cpu_set_t cpu;
@@ -643,7 +652,7 @@ int main(int argc, char **argv)
 			offset = !strcmp(optarg, "random") ? -1 : strtol(optarg, NULL, 10);
 			break;
 		case 'h':
-			printf("usage: %s [--mode kill|stop] [--path plain|evict|pad|short|all]\n"
+			printf("usage: %s [--mode kill|stop] [--path plain|evict|pad|short|first|all]\n"
 			       "       [--stride N] [--offset N|random] [--cold] [--others N] [--lap]\n"
 			       "       [--bound-ms MS]\n",
 			       progname);
@@ -678,6 +687,8 @@ int main(int argc, char **argv)
 
 		if (strcmp(paths, "all") && strcmp(paths, all[i]))
 			continue;
+		if (!strcmp(all[i], "first") && !cold && !strcmp(paths, "all"))
+			continue;  /* a warm-up append would take its place */
 		snprintf(tmpl, sizeof(tmpl), "%s/%s", dir, all[i]);
 		snprintf(copy, sizeof(copy), "%s/%s.step", dir, all[i]);
 		prepare(tmpl, all[i], cold);

@@ -341,39 +341,63 @@ Test(damage, a_sparse_file_claiming_terabytes_costs_what_it_holds, .timeout = 12
  * its copy at the end of the file) and the records that lay in the rest
  * of the page with it: a reader that may not write must say that they are
  * gone, not start at the first record left as if nothing were missing.
+ * The page's zeroed tags are those of blocks never marked; a reader of
+ * the boot after the cut (the records' boot is over) calls them damaged,
+ * one of the same boot (the page zeroed by a hand, not a cut) lost, as
+ * appends whose writers died: gone, either way.
  */
-Test(damage, records_of_a_zeroed_first_page_are_reported_damaged)
+static void read_zeroed_first_page(int later_boot, uint64_t *first, uint64_t *shown,
+				   uint64_t *lost, uint64_t *damaged)
 {
-	struct kmsg_log *log = tu_create("p0.log", 1 << 20, 0);
+	const char *name = later_boot ? "p0-later.log" : "p0-same.log";
+	struct kmsg_log *log = tu_create(name, 1 << 20, 0);
 	static const unsigned char zeros[4096];
 	struct kmsg_reader *r;
 	struct kmsg_record rec;
-	uint64_t shown = 0, damaged = 0, first = 0;
 	int fd;
 
+	*first = *shown = *lost = *damaged = 0;
 	for (int i = 0; i < 200; i++)
 		tu_append(log, "a record of a few dozen bytes, as dmesg has");
 	kmsg_log_close(log);
-	fd = open(tu_path("p0.log"), O_WRONLY);
+	fd = open(tu_path(name), O_WRONLY);
 	cr_assert(pwrite(fd, zeros, sizeof(zeros), 0) == sizeof(zeros));
 	close(fd);
 
-	cr_assert_eq(kmsg_log_open(&log, tu_path("p0.log"), KMSG_OPEN_READ), 0);
+	cr_assert_eq(kmsg_log_open(&log, tu_path(name), KMSG_OPEN_READ), 0);
+	if (later_boot)
+		log->boot_id ^= 1;  /* the reader comes after the reboot */
 	cr_assert_eq(kmsg_reader_new(&r, log, 0), 0);
 	while (kmsg_reader_next(r, &rec) == 1) {
-		damaged += rec.damaged;
+		*damaged += rec.damaged;
+		*lost += rec.lost;
 		if (rec.flags & KMSG_GAP)
 			continue;
-		if (!first)
-			first = rec.seq;
-		shown++;
+		if (!*first)
+			*first = rec.seq;
+		(*shown)++;
 	}
 	kmsg_reader_free(r);
 	kmsg_log_close(log);
-	cr_assert_gt(first, 1, "the first page held records");
+	cr_assert_gt(*first, 1, "the first page held records");
+}
+
+Test(damage, records_of_a_zeroed_first_page_are_reported_damaged)
+{
+	uint64_t first, shown, lost, damaged;
+
+	read_zeroed_first_page(1, &first, &shown, &lost, &damaged);
 	cr_assert_eq(damaged, first - 1, "records 1..%llu gone, %llu reported damaged",
 		     (unsigned long long)first - 1, (unsigned long long)damaged);
 	cr_assert_eq(shown + damaged, 200);
+
+	read_zeroed_first_page(0, &first, &shown, &lost, &damaged);
+	cr_assert_eq(lost + damaged, first - 1,
+		     "in the same boot: records 1..%llu gone, %llu reported lost, %llu damaged",
+		     (unsigned long long)first - 1, (unsigned long long)lost,
+		     (unsigned long long)damaged);
+	cr_assert_eq(shown + lost + damaged, 200, "%llu shown, %llu lost, %llu damaged",
+		     (unsigned long long)shown, (unsigned long long)lost, (unsigned long long)damaged);
 }
 
 /*
