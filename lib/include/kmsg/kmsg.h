@@ -1254,8 +1254,6 @@ int kmsg_syslog_format_sized(char *buf, size_t size, const struct kmsg_record *r
 	kmsg_syslog_format_sized((buf), (size), (rec), sizeof(struct kmsg_record), (opts))
 
 /* ------------------------------------------------------------------ */
-/* Dumps: compressed snapshots readable offline                        */
-/* ------------------------------------------------------------------ */
 /* RELP: frames of the Reliable Event Logging Protocol                 */
 
 /*
@@ -1337,6 +1335,8 @@ int kmsg_relp_rsp(const char **text, size_t *text_len, const char **cmddata,
  */
 int kmsg_relp_offer(const char *offers, size_t len, const char *name, const char *value);
 
+/* ------------------------------------------------------------------ */
+/* Dumps: compressed snapshots readable offline                        */
 
 /*
  * Writes a consistent snapshot of log to fd as a gzip stream, in a fixed
