@@ -562,6 +562,43 @@ Test(syslog, format_5424_round_trip, .fini = done)
 	cr_assert_eq(kmsg_syslog_format(NULL, 0, &rec, &o), n);
 }
 
+/* The tag a record's text begins with (kmsg emit -t, kmsg listen) is the
+ * header's, and is not sent twice; a text that only looks like it is. */
+Test(syslog, format_leaves_the_tag_to_the_header, .fini = done)
+{
+	static const struct { const char *text, *msg; } cases[] = {
+		{ "myapp: hello", "myapp[42]: hello" },
+		{ "myapp[42]: hello", "myapp[42]: hello" },
+		{ "myapp[]: hello", "myapp[42]: myapp[]: hello" },
+		{ "myapplet: hello", "myapp[42]: myapplet: hello" },
+		{ "myapp:hello", "myapp[42]: myapp:hello" },
+		{ "myapp: ", "myapp[42]: " },
+		{ "other: hello", "myapp[42]: other: hello" },
+	};
+	struct kmsg_field f[] = { { "SYSLOG_IDENTIFIER", 0, "myapp", 5 } };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kmsg_syslog_fmt_opts o = KMSG_SYSLOG_FMT_OPTS_INIT;
+		struct kmsg_record rec;
+		char buf[256], want[256];
+
+		one_record(&rec, cases[i].text, f, 1, 42);
+		o.format = KMSG_SYSLOG_3164;
+		o.flags = KMSG_SYSLOG_FMT_UTC;
+		kmsg_syslog_format(buf, sizeof(buf), &rec, &o);
+		snprintf(want, sizeof(want), "<28>Dec  5 15:08:24 %s", cases[i].msg);
+		cr_assert_str_eq(buf, want, "text \"%s\"", cases[i].text);
+		o.format = KMSG_SYSLOG_5424;
+		kmsg_syslog_format(buf, sizeof(buf), &rec, &o);
+		cr_assert(strstr(buf, " myapp 42 - -") != NULL, "%s", buf);
+		kmsg_reader_free(rd);
+		kmsg_log_close(log_);
+		tu_cleanup();
+	}
+	rd = NULL;
+	log_ = NULL;
+}
+
 Test(syslog, format_3164_keeps_one_line, .fini = done)
 {
 	struct kmsg_field f[] = { { "SYSLOG_IDENTIFIER", 0, "my:app[x]", 9 } };

@@ -159,7 +159,19 @@ char *kmsg__put_export(char *p, const struct kmsg_record *rec)
 	p = put_hex16(p, rec->boot_id);
 	p = put_hex16(p, boot_id_low(rec->boot_id));
 	*p++ = '\n';
-	p = put_field(p, "MESSAGE", 7, rec->text, rec->text_len);
+	{
+		size_t skip = 0;
+
+		pos = 0;
+		while (kmsg_field_next(&fld, rec, &pos) == 1)
+			if (fld.key_len == 17 && memcmp(fld.key, "SYSLOG_IDENTIFIER", 17) == 0) {
+				skip = kmsg__tag_prefix(rec->text, rec->text_len, fld.value,
+							fld.value_len);
+				break;
+			}
+		pos = 0;
+		p = put_field(p, "MESSAGE", 7, rec->text + skip, rec->text_len - skip);
+	}
 	if (rec->level >= 0 && rec->level < 8)
 		p = put_num(p, "PRIORITY", (uint64_t)rec->level);
 	if (rec->facility >= 0 && rec->facility < KMSG_NFACILITIES)

@@ -802,6 +802,23 @@ static int record_tm(struct tm *tm, long *usec, const struct kmsg_record *r, int
 	return (utc ? gmtime_r(&t, tm) : localtime_r(&t, tm)) ? 0 : -1;
 }
 
+size_t kmsg__tag_prefix(const char *text, size_t len, const char *tag, size_t tag_len)
+{
+	size_t i = tag_len;
+
+	if (!tag_len || len <= tag_len + 1 || memcmp(text, tag, tag_len) != 0)
+		return 0;
+	if (text[i] == '[') {
+		size_t d = ++i;
+
+		while (i < len && text[i] >= '0' && text[i] <= '9')
+			i++;
+		if (i == d || i >= len || text[i++] != ']')
+			return 0;
+	}
+	return i + 1 < len && text[i] == ':' && text[i + 1] == ' ' ? i + 2 : 0;
+}
+
 int kmsg_syslog_format_sized(char *buf, size_t size, const struct kmsg_record *rec,
 			     size_t rec_size, const struct kmsg_syslog_fmt_opts *opts)
 {
@@ -826,8 +843,12 @@ int kmsg_syslog_format_sized(char *buf, size_t size, const struct kmsg_record *r
 		return KMSG_EINVAL;
 	while ((rc = kmsg_field_next(&f, &r, &pos)) == 1) {
 		if (f.key_len == 17 && memcmp(f.key, "SYSLOG_IDENTIFIER", 17) == 0) {
+			size_t skip = kmsg__tag_prefix(r.text, r.text_len, f.value, f.value_len);
+
 			app = f.value;
 			app_len = f.value_len;
+			r.text += skip;
+			r.text_len -= skip;
 			break;
 		}
 	}

@@ -104,6 +104,14 @@ char *kmsg__put_iso_short(char *p, const struct tm *tm, long usec);
  * The room kmsg__put_export() needs for rec, in *room: 0, or
  * KMSG_ECORRUPT (malformed fields) or KMSG_EINVAL (too big to count).
  */
+/*
+ * The length of the "TAG: " or "TAG[PID]: " that text begins with, where
+ * TAG is the record's tag (its SYSLOG_IDENTIFIER), else 0.  kmsg emit -t,
+ * kmsg listen and the syslog(3) preload keep the tag in the text too, as
+ * dmesg shows a line; a syslog header and the journal's own field carry it
+ * already, so syslog.c and export.c leave it out of the message.
+ */
+size_t kmsg__tag_prefix(const char *text, size_t len, const char *tag, size_t tag_len);
 int kmsg__export_room(size_t *room, const struct kmsg_record *rec);
 
 /* rec as one entry of the Journal Export Format, its empty line included. */

@@ -1242,7 +1242,10 @@ struct kmsg_syslog_fmt_opts {
  * element sd_id: seq, seqid and ring (hexadecimal), then each field as a
  * parameter named by its key (libkmsg(3) says how a key that is no valid
  * PARAM-NAME is mapped), the value with '"', '\' and ']' escaped; MSG is
- * the text as it is, newlines included.  RFC 3164: "<PRI>Mmm dd hh:mm:ss
+ * the text as it is, newlines included, but for the "TAG: " or
+ * "TAG[PID]: " it begins with when TAG is its SYSLOG_IDENTIFIER field (as
+ * kmsg emit -t and kmsg listen store it), which the header carries
+ * already.  RFC 3164: "<PRI>Mmm dd hh:mm:ss
  * HOST TAG[PID]: MSG", with each control byte of MSG but tab written as
  * rsyslog writes them, "#" and three octal digits ("#012" for a newline),
  * so that the message stays one line.  A record without priority is sent
