@@ -171,7 +171,7 @@ expect_eq "$(col T901)app[900]: followed" "$(cat "$T/follow")" "what follow prin
 case_ "--show-caller and --show-pid where they have no place: bad usage"
 for cmd in read follow; do
 	expect_status 2 "$KMSG" $cmd -F "$L" -o json --show-caller
-	expect_eq "kmsg: --show-caller: not with -o json, json-pretty or json-seq, whose records always have pid and caller" \
+	expect_eq "kmsg: --show-caller: not with -o json, json-pretty, json-seq or export, whose records always have pid and caller" \
 		"$(head -1 "$T/err")" "$cmd -o json"
 	expect_eq "Try 'kmsg $cmd --help' for more information." "$(tail -1 "$T/err")" "$cmd's hint"
 done
