@@ -284,15 +284,26 @@ static int log_stat(struct kmsg_stat *st, struct kmsg_log *log)
 		st->holes = atomic_load(&a->holes);
 	}
 	kmsg__ring_numbering(log, st);
-	n = kmsg__ring_window(log, &w);
-	if (n < 0)
-		return n;
-	st->next_seq = w.end_seq;
-	st->used = w.end - w.head;
-	/* The oldest record's number is in the record, not the header. */
-	n = kmsg__ring_oldest(log, &pos, &st->first_seq);
-	if (n == 1)
-		st->first_seq = st->next_seq;  /* writers overtook us */
+	/* The oldest record's number is in the record, not the header, and
+	 * is found after the end was loaded: writers that evicted past that
+	 * end meanwhile would make it the greater, and next - first wrap.
+	 * The end is loaded again then (a few times; then the two agree). */
+	for (int tries = 0;; tries++) {
+		n = kmsg__ring_window(log, &w);
+		if (n < 0)
+			return n;
+		st->next_seq = w.end_seq;
+		st->used = w.end - w.head;
+		n = kmsg__ring_oldest(log, &pos, &st->first_seq);
+		if (n == 1)
+			st->first_seq = st->next_seq;  /* writers overtook us */
+		if (n < 0 || st->first_seq <= st->next_seq)
+			break;
+		if (tries == 8) {
+			st->first_seq = st->next_seq;
+			break;
+		}
+	}
 	return n < 0 ? n : 0;
 }
 
