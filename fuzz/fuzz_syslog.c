@@ -5,13 +5,16 @@
  * end without a complaint, the input walked as structured data and as
  * octet-counted frames; then a record made of what was parsed written as
  * RFC 5424 and RFC 3164, into buffers of every size the answer allows,
- * and the RFC 5424 message read back to the same text, pid and values.
+ * and the RFC 5424 message read back to the same text (less the tag it
+ * begins with, which the header carries), pid and values.
  */
 #include <kmsg/kmsg.h>
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "text/text.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 
@@ -106,16 +109,19 @@ static void format_back(const struct kmsg_syslog_msg *m, const uint8_t *data, si
 			free(small);
 		}
 		if (fmt == 0) {
-			int bom_in_text = m->text_len >= 3 && memcmp(m->text, "\xef\xbb\xbf", 3) == 0;
-			int cut_end = m->text_len &&
-				      (m->text[m->text_len - 1] == '\n' || m->text[m->text_len - 1] == '\0');
+			/* the message is the text but for the tag it begins
+			 * with, which the header carries */
+			size_t skip = kmsg__tag_prefix(m->text, m->text_len, (const char *)data, vl);
+			const char *t = m->text + skip;
+			size_t tl = m->text_len - skip;
+			int bom_in_text = tl >= 3 && memcmp(t, "\xef\xbb\xbf", 3) == 0;
+			int cut_end = tl && (t[tl - 1] == '\n' || t[tl - 1] == '\0');
 			size_t params;
 
 			CHECK(kmsg_syslog_parse(&back, buf, (size_t)n, NULL) == KMSG_SYSLOG_5424);
 			CHECK(back.pid == m->pid);
 			if (!bom_in_text && !cut_end)
-				CHECK(back.text_len == m->text_len &&
-				      (!m->text_len || memcmp(back.text, m->text, m->text_len) == 0));
+				CHECK(back.text_len == tl && (!tl || memcmp(back.text, t, tl) == 0));
 			CHECK(walk(back.sd, back.sd_len, &params) == 0);
 			CHECK(params == 5);
 		} else {
