@@ -66,6 +66,10 @@ struct flock;
 
 struct kmsg_log {
 	int fd;
+	/* the file's identity when opened: fd still names it?  (A program
+	 * may close the descriptor behind the library's back and another
+	 * file take its number: writer.c, kmsg__fd_is_log().) */
+	uint64_t file_dev, file_ino;
 	unsigned flags;           /* KMSG_OPEN_* */
 	unsigned version;         /* the format as opened: 1 (read only) or 2 */
 	unsigned char *map;
@@ -323,6 +327,8 @@ static inline int kmsg__writer_ready(struct kmsg_log *log)
 	return kmsg__writer_ready_slow(log);
 }
 /* 1 if the writer with this owner id may be alive in boot, 0 if not. */
+/* Does fd name the file log was opened on?  Async-signal-safe. */
+int kmsg__fd_is_log(const struct kmsg_log *log, int fd);
 int kmsg__writer_alive(const struct kmsg_log *log, unsigned owner, uint64_t boot);
 /* 1 if any writer of boot may be alive: for a block whose writer's id is
  * not known. */

@@ -55,6 +55,14 @@ static int open_fd(struct kmsg_log **out, int fd, unsigned flags)
 		free(log);
 		return r;
 	}
+	{
+		struct stat st;
+
+		if (fstat(fd, &st) == 0) {
+			log->file_dev = (uint64_t)st.st_dev;
+			log->file_ino = (uint64_t)st.st_ino;
+		}
+	}
 	log->boot_id = kmsg__read_boot_id();
 	log->pid = (uint32_t)getpid();
 	if (flags & KMSG_OPEN_WRITE) {

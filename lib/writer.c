@@ -54,6 +54,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -176,6 +177,14 @@ static void share_description(struct kmsg_log *log)
 	atomic_store(&log->fork_gen, atomic_load(&kmsg__fork_gen));
 }
 
+int kmsg__fd_is_log(const struct kmsg_log *log, int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && (uint64_t)st.st_dev == log->file_dev &&
+	       (uint64_t)st.st_ino == log->file_ino;
+}
+
 /* The child's half of FORK above, for one handle. */
 static void fork_reopen(struct kmsg_log *log)
 {
@@ -190,6 +199,15 @@ static void fork_reopen(struct kmsg_log *log)
 	}
 	if (fd < 0)
 		return;  /* registers on its next append (no /proc yet) */
+	if (!kmsg__fd_is_log(log, fd)) {
+		/* The program closed the handle's descriptor and another
+		 * file took its number: never mapped over the log.  The
+		 * inherited mapping still holds the parent's description,
+		 * and is shared as when the file cannot be opened. */
+		close(fd);
+		share_description(log);
+		return;
+	}
 	if (dup3(fd, log->fd, O_CLOEXEC) < 0) {
 		close(fd);
 		return;
@@ -273,6 +291,10 @@ int kmsg__writer_register(struct kmsg_log *log)
 
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", log->fd);
 		fd = open(self, O_RDWR | O_CLOEXEC);
+		if (fd >= 0 && !kmsg__fd_is_log(log, fd)) {
+			close(fd);  /* another file took the number (fork_reopen()) */
+			fd = -1;
+		}
 		if (fd < 0) {
 			/* Without /proc, or without the right to open the
 			 * file: the parent's description it is. */
@@ -311,7 +333,9 @@ int kmsg__writer_alive(const struct kmsg_log *log, unsigned owner, uint64_t boot
 		return 1;  /* our own description's locks are invisible to us */
 	if (kmsg__ofd_lock(log->fd, F_OFD_GETLK, F_RDLCK, span_of(owner), LOCK_OWNER_SPAN, &fl) < 0)
 		return 1;  /* cannot tell: alive, the bounds still hold */
-	return fl.l_type != F_UNLCK;
+	/* no lock, as asked of this descriptor: of the log's file, unless
+	 * the program closed it and another file took its number */
+	return fl.l_type != F_UNLCK || !kmsg__fd_is_log(log, log->fd);
 }
 
 int kmsg__writers_alive(const struct kmsg_log *log, uint64_t boot)
@@ -327,5 +351,5 @@ int kmsg__writers_alive(const struct kmsg_log *log, uint64_t boot)
 	if (kmsg__ofd_lock(log->fd, F_OFD_GETLK, F_RDLCK, span_of(OWNER_NONE + 1),
 			   (uint64_t)OWNER_MAX * LOCK_OWNER_SPAN, &fl) < 0)
 		return 1;
-	return fl.l_type != F_UNLCK;
+	return fl.l_type != F_UNLCK || !kmsg__fd_is_log(log, log->fd);  /* as above */
 }

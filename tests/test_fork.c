@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -287,6 +288,45 @@ Test(fork, a_child_that_dropped_privileges_appends_through_its_handle)
 	}
 	cr_assert_eq(wait_exit(pid), 0);
 	cr_assert_eq(tu_count(log, NULL, NULL), 2);
+	kmsg_log_close(log);
+}
+
+/*
+ * A program that closes every descriptor after it opened the log (a
+ * daemon going to the background) and opens another file, which takes
+ * the log's number: a child it forks must not map that file as the log,
+ * nor write into it; it appends to the log through the mapping it has.
+ */
+Test(fork, a_descriptor_closed_behind_the_handle_is_not_taken_for_the_log)
+{
+	struct kmsg_log *log = tu_create("c.log", 65536, 0);
+	static char victim[8192];
+	char back[sizeof(victim)];
+	int fd, vfd = -1;
+
+	tu_append(log, "before");
+	memset(victim, 'v', sizeof(victim));
+	fd = log->fd;
+	cr_assert_eq(close(fd), 0);
+	vfd = open(tu_path("victim"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	cr_assert_geq(vfd, 0);
+	if (vfd != fd) {
+		cr_assert_eq(dup2(vfd, fd), fd);
+		close(vfd);
+	}
+	cr_assert_eq(write(fd, victim, sizeof(victim)), (ssize_t)sizeof(victim));
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		uint64_t seq;
+		_exit(append_text(log, "the child's", &seq) == 0 && seq == 2 ? 0 : 1);
+	}
+	cr_assert_eq(wait_exit(pid), 0);
+	cr_assert_eq(pread(fd, back, sizeof(back), 0), (ssize_t)sizeof(back));
+	cr_assert(memcmp(back, victim, sizeof(victim)) == 0, "the other file was written");
+	tu_append(log, "after");
+	cr_assert_eq(tu_count(log, NULL, NULL), 3);
+	close(fd);
+	log->fd = open(tu_path("c.log"), O_RDONLY | O_CLOEXEC);  /* for the close */
 	kmsg_log_close(log);
 }
 
