@@ -46,6 +46,11 @@ struct ship_err {
 	int permanent;
 };
 
+/* Fills *e (ship_stream.c); the shipper puts the collector's URL before
+ * the message. */
+void ship_err_set(struct ship_err *e, int permanent, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 struct ship_proto {
 	const char *scheme;
 	/*

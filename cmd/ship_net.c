@@ -28,7 +28,6 @@
 #include "ship.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -78,18 +77,6 @@ struct ship_conn {
 	uint64_t cut;            /* datagrams cut to max_dgram */
 };
 
-static void set_err(struct ship_err *e, int permanent, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_err(struct ship_err *e, int permanent, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
-	va_end(ap);
-	e->permanent = permanent;
-}
-
 static struct ship_conn *conn_new(const struct ship_target *t, int kind, struct ship_err *e)
 {
 	struct ship_conn *c = calloc(1, sizeof(*c));
@@ -98,7 +85,7 @@ static struct ship_conn *conn_new(const struct ship_target *t, int kind, struct 
 		c->q = calloc(t->window_msgs, sizeof(*c->q));
 	if (c == NULL || c->q == NULL) {
 		free(c);
-		set_err(e, 0, "out of memory");
+		ship_err_set(e, 0, "out of memory");
 		return NULL;
 	}
 	c->fd = -1;
@@ -134,7 +121,7 @@ static int inet_connect(struct ship_conn *c, const struct ship_target *t, int ty
 
 	if (rc != 0) {
 		/* a name that does not resolve now may later (DNS down) */
-		set_err(e, 0, "%s", rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+		ship_err_set(e, 0, "%s", rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 		return -1;
 	}
 	for (struct addrinfo *a = ai; a; a = a->ai_next) {
@@ -156,7 +143,7 @@ static int inet_connect(struct ship_conn *c, const struct ship_target *t, int ty
 	}
 	freeaddrinfo(ai);
 	if (c->fd < 0) {
-		set_err(e, 0, "%s", strerror(err ? err : EADDRNOTAVAIL));
+		ship_err_set(e, 0, "%s", strerror(err ? err : EADDRNOTAVAIL));
 		return -1;
 	}
 	return 0;
@@ -206,7 +193,7 @@ static int dgram_open(struct ship_conn **out, const struct ship_target *t, struc
 		memcpy(sa.sun_path, t->path, strnlen(t->path, sizeof(sa.sun_path) - 1));
 		c->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-			set_err(e, 0, "%s", strerror(errno));
+			ship_err_set(e, 0, "%s", strerror(errno));
 			net_free(c);
 			return -1;
 		}
@@ -269,7 +256,7 @@ static int net_queue(struct ship_conn *c, const void *msg, size_t len, uint64_t 
 	size_t hl = 0;
 
 	if (c->n >= c->window_msgs) {
-		set_err(e, 0, "queued past the window");
+		ship_err_set(e, 0, "queued past the window");
 		return -1;
 	}
 	if (c->kind == SOCK_DGRAM && len > c->max_dgram) {
@@ -280,7 +267,7 @@ static int net_queue(struct ship_conn *c, const void *msg, size_t len, uint64_t 
 	if (c->kind == SOCK_STREAM)
 		hl = (size_t)snprintf(head, sizeof(head), "%zu ", len);
 	if (reserve(c, hl + len) < 0) {
-		set_err(e, 0, "out of memory");
+		ship_err_set(e, 0, "out of memory");
 		return -1;
 	}
 	memcpy(c->buf + c->len, head, hl);
@@ -323,7 +310,7 @@ static int tcp_pump(struct ship_conn *c, short revents, uint64_t *delivered,
 		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
 			err = errno;
 		if (err) {
-			set_err(e, 0, "%s", strerror(err));
+			ship_err_set(e, 0, "%s", strerror(err));
 			return -1;
 		}
 		c->connecting = 0;
@@ -337,11 +324,11 @@ static int tcp_pump(struct ship_conn *c, short revents, uint64_t *delivered,
 			got += (size_t)n;
 		if (got < DRAIN_MAX) {
 			if (n == 0) {
-				set_err(e, 0, "the collector closed the connection");
+				ship_err_set(e, 0, "the collector closed the connection");
 				return -1;
 			}
 			if (errno != EAGAIN && errno != EINTR) {
-				set_err(e, 0, "%s", strerror(errno));
+				ship_err_set(e, 0, "%s", strerror(errno));
 				return -1;
 			}
 		}
@@ -353,7 +340,7 @@ static int tcp_pump(struct ship_conn *c, short revents, uint64_t *delivered,
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				break;
-			set_err(e, 0, "%s", strerror(errno));
+			ship_err_set(e, 0, "%s", strerror(errno));
 			return -1;
 		}
 		c->off += (size_t)n;
@@ -362,7 +349,7 @@ static int tcp_pump(struct ship_conn *c, short revents, uint64_t *delivered,
 	if (c->n == 0)
 		return 0;
 	if (ioctl(c->fd, SIOCOUTQ, &outq) < 0) {
-		set_err(e, 1, "SIOCOUTQ: %s", strerror(errno));
+		ship_err_set(e, 1, "SIOCOUTQ: %s", strerror(errno));
 		return -1;
 	}
 	/* the stream up to written - outq is in the collector's kernel */
@@ -392,7 +379,7 @@ static int dgram_pump(struct ship_conn *c, short revents, uint64_t *delivered,
 				c->cut++;
 				continue;
 			}
-			set_err(e, 0, "%s", strerror(errno));
+			ship_err_set(e, 0, "%s", strerror(errno));
 			return -1;
 		}
 		c->off += m->len;

@@ -35,10 +35,6 @@ struct ship_stream {
 	uint64_t written;        /* bytes written to the socket since connect */
 };
 
-/* Fills *e; the shipper puts the collector's URL before the message. */
-void ship_err_set(struct ship_err *e, int permanent, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /*
  * Starts a connection to t's host and port: resolved here (blocking),
  * then the first address that takes a non-blocking connect(), with
